@@ -1,0 +1,127 @@
+"""The one settings object: ``KERNELPRO_*`` environment variables, an optional ``kernelpro.toml``, defaults.
+
+Nested fields use ``__`` in environment variables, e.g. ``KERNELPRO_HARNESS__TIMEOUT_S=60``.
+Offline defaults live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+# Offline defaults: nothing may reach the network unless a user configured a provider.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+DeviceChoice = Literal["auto", "cpu", "cuda"]
+
+
+class Tolerance(BaseModel):
+    """Element-wise tolerance: ``|cand - ref| <= atol + rtol * |ref|``."""
+
+    atol: float
+    rtol: float
+
+
+def _default_tolerances() -> dict[str, Tolerance]:
+    # KernelBench's values: 1e-4 for fp32, 1e-2 for half types.
+    return {
+        "float64": Tolerance(atol=1e-6, rtol=1e-6),
+        "float32": Tolerance(atol=1e-4, rtol=1e-4),
+        "float16": Tolerance(atol=1e-2, rtol=1e-2),
+        "bfloat16": Tolerance(atol=1e-2, rtol=1e-2),
+    }
+
+
+class HarnessSettings(BaseModel):
+    """How the judge checks and times one candidate."""
+
+    timeout_s: float = 300.0
+    """Wall-time limit for one candidate's worker process (load, checks and timing together)."""
+    memory_limit_mb: int = 16384
+    """Host memory the worker may use on top of what it holds after importing torch."""
+    gpu_memory_fraction: float = 0.9
+    """Share of the GPU's memory the worker's caching allocator may take."""
+    correctness_trials: int = 3
+    """Random input sets drawn from ``get_inputs()`` under fresh seeds."""
+    scaled_trials: int = 2
+    """Further input sets with floating-point inputs multiplied by ``magnitude_scale``."""
+    magnitude_scale: float = 8.0
+    """The second input distribution: larger magnitudes expose shortcuts and overflow."""
+    tolerances: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
+    """Per output dtype; dtypes not listed use float32's."""
+    precision_factor: float = 16.0
+    """A candidate's error against a float64 oracle may exceed the reference's own by this factor."""
+    gross_relative_error: float = 0.1
+    """A relative error this large is wrong values, not lost precision (e.g. zeros for tiny outputs)."""
+    warmup: int = 3
+    """Untimed calls of each model before timing."""
+    timing_trials: int = 100
+    """Timed calls of each model, at most."""
+    min_timing_trials: int = 10
+    """Timed calls of each model, at least, whatever the time budget."""
+    timing_budget_s: float = 20.0
+    """Time the timed calls of both models may take together, beyond which fewer trials run."""
+    input_pool: int = 4
+    """Distinct input sets that timing cycles through, cloned fresh for every call."""
+    l2_flush_bytes: int = 0
+    """Bytes written between CUDA trials to flush L2; 0 means four times the device's L2."""
+    output_tail_bytes: int = 8192
+    """How much of the worker's stdout/stderr is kept for the message (the rest is counted, not kept)."""
+
+
+class LLMSettings(BaseModel):
+    """The model provider. Nothing here is used until a model is configured."""
+
+    model: str | None = None
+    """A LiteLLM model name, e.g. ``openai/gpt-5`` or ``anthropic/claude-sonnet-4``; unset means no LLM."""
+    api_base: str | None = None
+    """An OpenAI-compatible endpoint, e.g. a local vLLM or Ollama server."""
+    api_key: SecretStr | None = None
+    """Key for the provider; also read from the provider's own variable (OPENAI_API_KEY, ...)."""
+
+
+class Settings(BaseSettings):
+    """Everything kernelpro can be told. Override per command where the CLI offers a flag."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="KERNELPRO_",
+        env_nested_delimiter="__",
+        toml_file="kernelpro.toml",
+        extra="ignore",
+    )
+
+    device: DeviceChoice = "auto"
+    """Where candidates run: ``cuda`` when a GPU is visible and ``auto`` is chosen."""
+    runs_dir: Path = Path("kernelpro-runs")
+    """Where run directories (checkpoints, candidates, reports) are created."""
+    memory_dir: Path = Path.home() / ".kernelpro" / "memory"
+    """The persistent search memory."""
+    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Precedence: explicit arguments, then environment, then kernelpro.toml.
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment and ``kernelpro.toml`` in the working directory, with overrides on top."""
+    return Settings(**overrides)

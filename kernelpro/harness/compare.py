@@ -1,0 +1,161 @@
+"""Comparing a candidate's outputs with the reference's: structure, type, shape, dtype, finiteness, values.
+
+Runs inside the worker. Outputs may be a tensor or nested tuples/lists of tensors and plain values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kernelpro.config import Tolerance
+
+# Freed memory is filled with this byte before a candidate runs, so memory it never wrote reads
+# as all-ones: NaN in every floating format, -1 in every integer one.
+POISON_BYTE = 0xFF
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Why outputs differ. ``status`` is ``incorrect`` or ``rejected`` (a guard)."""
+
+    status: str
+    reason: str
+    message: str
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+
+
+@dataclass(frozen=True)
+class Agreement:
+    max_abs_error: float
+    max_rel_error: float
+
+
+def flatten(output: Any, path: str = "output") -> list[tuple[str, Any]]:
+    """``[(path, leaf)]`` for a nested tuple/list output, so each tensor is named in messages."""
+    if isinstance(output, (tuple, list)):
+        leaves: list[tuple[str, Any]] = []
+        for i, item in enumerate(output):
+            leaves.extend(flatten(item, f"{path}[{i}]"))
+        return leaves
+    return [(path, output)]
+
+
+def plain_tensor_problem(value: Any) -> str | None:
+    """Why ``value`` is not a plain, materialised tensor, or None if it is one."""
+    if type(value) is not torch.Tensor:
+        return f"is a {type(value).__module__}.{type(value).__qualname__}, not a plain torch.Tensor"
+    if value.is_meta:
+        return "is a meta tensor with no data"
+    if value.layout != torch.strided:
+        return f"has layout {value.layout}, not strided"
+    if value.numel() and value.untyped_storage().data_ptr() == 0:
+        return "has no storage"
+    return None
+
+
+def tolerance_for(dtype: torch.dtype, tolerances: dict[str, Tolerance]) -> Tolerance:
+    return tolerances.get(str(dtype).removeprefix("torch."), tolerances["float32"])
+
+
+def poisoned_elements(tensor: torch.Tensor) -> torch.Tensor:
+    """Mask of elements whose every byte is the poison byte (memory the candidate never wrote)."""
+    raw = tensor.detach().contiguous().view(torch.uint8).reshape(tensor.numel(), tensor.element_size())
+    return (raw == POISON_BYTE).all(dim=1).reshape(tensor.shape)
+
+
+def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolerance]) -> Mismatch | Agreement:
+    """Check a candidate's output against the reference's for the same inputs."""
+    ref_leaves, cand_leaves = flatten(reference), flatten(candidate)
+    if len(ref_leaves) != len(cand_leaves):
+        return Mismatch("incorrect", "structure_mismatch",
+                        f"the reference returns {len(ref_leaves)} value(s), the candidate {len(cand_leaves)}")
+    worst_abs = worst_rel = 0.0
+    for (path, ref), (_, cand) in zip(ref_leaves, cand_leaves):
+        if not isinstance(ref, torch.Tensor):
+            if isinstance(cand, torch.Tensor) or cand != ref:
+                return Mismatch("incorrect", "value_mismatch", f"{path}: expected {ref!r}, got {cand!r}")
+            continue
+        problem = plain_tensor_problem(cand)
+        if problem:
+            return Mismatch("rejected", "tensor_subclass", f"{path} {problem}")
+        result = _compare_tensor(path, ref, cand, tolerances)
+        if isinstance(result, Mismatch):
+            return result
+        worst_abs, worst_rel = max(worst_abs, result.max_abs_error), max(worst_rel, result.max_rel_error)
+    return Agreement(worst_abs, worst_rel)
+
+
+def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances: dict[str, Tolerance]
+                    ) -> Mismatch | Agreement:
+    if cand.shape != ref.shape:
+        return Mismatch("incorrect", "shape_mismatch",
+                        f"{path}: shape {tuple(cand.shape)}, expected {tuple(ref.shape)}")
+    if cand.dtype != ref.dtype:
+        return Mismatch("incorrect", "dtype_mismatch", f"{path}: dtype {cand.dtype}, expected {ref.dtype}")
+    if cand.device != ref.device:
+        return Mismatch("incorrect", "device_mismatch", f"{path}: on {cand.device}, expected {ref.device}")
+    if cand.numel() == 0:
+        return Agreement(0.0, 0.0)
+    if not (ref.is_floating_point() or ref.is_complex()):
+        wrong = cand != ref
+        if bool(wrong.any()):
+            return _stale_or(path, cand, wrong, Mismatch(
+                "incorrect", "value_mismatch",
+                f"{path}: {int(wrong.sum())} of {ref.numel()} integer elements differ"))
+        return Agreement(0.0, 0.0)
+
+    nonfinite = ~torch.isfinite(cand)
+    if bool(nonfinite.any()):
+        return _stale_or(path, cand, nonfinite, Mismatch(
+            "incorrect", "nan_inf", f"{path}: {int(nonfinite.sum())} of {cand.numel()} elements are NaN or Inf"))
+    tol = tolerance_for(ref.dtype, tolerances)
+    ref64, cand64 = ref.double(), cand.double()
+    diff = (cand64 - ref64).abs()
+    allowed = tol.atol + tol.rtol * ref64.abs()
+    wrong = diff > allowed
+    max_abs = float(diff.max())
+    max_rel = float((diff / ref64.abs().clamp_min(tol.atol)).max())
+    if bool(wrong.any()):
+        index = tuple(int(i) for i in torch.nonzero(wrong)[0])
+        return _stale_or(path, cand, wrong, Mismatch(
+            "incorrect", "value_mismatch",
+            f"{path}: {int(wrong.sum())} of {ref.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g}; "
+            f"max abs error {max_abs:.3g}; first at {list(index)}: got {float(cand64[index]):.6g}, "
+            f"expected {float(ref64[index]):.6g}",
+            max_abs, max_rel))
+    return Agreement(max_abs, max_rel)
+
+
+def _stale_or(path: str, cand: torch.Tensor, wrong: torch.Tensor, mismatch: Mismatch) -> Mismatch:
+    """Name stale memory when the wrong elements still hold the poison the judge left in freed memory."""
+    stale = poisoned_elements(cand) & wrong
+    if bool(stale.any()):
+        return Mismatch("rejected", "stale_memory",
+                        f"{path}: {int(stale.sum())} elements hold memory the candidate never wrote "
+                        "(the judge's poison pattern): it relies on leftovers from earlier work")
+    return mismatch
+
+
+def relative_error(value: torch.Tensor, exact: torch.Tensor) -> float:
+    """``||value - exact|| / ||exact||`` in float64."""
+    exact64 = exact.double()
+    return float((value.double() - exact64).norm() / exact64.norm().clamp_min(1e-300))
+
+
+def fingerprint(output: Any) -> tuple:
+    """A cheap summary that identifies an output: equal fingerprints mean (almost surely) equal outputs."""
+    parts: list[Any] = []
+    for _, leaf in flatten(output):
+        if isinstance(leaf, torch.Tensor) and type(leaf) is torch.Tensor and not leaf.is_meta:
+            flat = leaf.detach().reshape(-1)
+            as64 = flat.double() if flat.is_floating_point() else flat.to(torch.float64)
+            step = max(1, flat.numel() // 61)
+            parts.append((tuple(leaf.shape), str(leaf.dtype), float(as64.nan_to_num().sum()),
+                          tuple(float(v) for v in as64[::step][:64].nan_to_num())))
+        else:
+            parts.append(repr(leaf))
+    return tuple(parts)

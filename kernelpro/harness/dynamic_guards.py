@@ -1,0 +1,111 @@
+"""Dynamic guards: what the candidate actually did when it ran, checked around each call inside the worker."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psutil
+import torch
+
+from kernelpro.harness import cuda_driver
+from kernelpro.harness.compare import flatten
+from kernelpro.harness.result import GuardFinding
+
+
+def finding(reason: str, message: str, severity: str = "reject") -> GuardFinding:
+    return GuardFinding(reason=reason, severity=severity, source="dynamic", message=message)
+
+
+class ActivityBaseline:
+    """Threads and child processes that existed before the candidate ran."""
+
+    def __init__(self) -> None:
+        self.threads = _thread_ids()
+        self.children = {p.pid for p in psutil.Process().children(recursive=True)}
+
+    def leftovers(self) -> list[GuardFinding]:
+        """Threads or processes the candidate started that are still alive after its call returned."""
+        found: list[GuardFinding] = []
+        new_threads = _thread_ids() - self.threads
+        if new_threads:
+            names = [t.name for t in threading.enumerate() if t.ident in new_threads] or ["(unnamed)"]
+            found.append(finding("background_thread",
+                                 f"{len(new_threads)} thread(s) still running after the call returned: "
+                                 f"{', '.join(names)}"))
+        new_children = [p for p in psutil.Process().children(recursive=True) if p.pid not in self.children]
+        if new_children:
+            found.append(finding("background_process",
+                                 f"{len(new_children)} child process(es) started: "
+                                 + ", ".join(f"pid {p.pid}" for p in new_children)))
+            for child in new_children:
+                try:
+                    child.kill()
+                except psutil.Error:
+                    pass
+        return found
+
+
+def _thread_ids() -> set[int]:
+    # _current_frames also sees threads started with _thread, which threading.enumerate misses.
+    return set(sys._current_frames()) | {t.ident for t in threading.enumerate() if t.ident is not None}
+
+
+def snapshot_inputs(inputs: Sequence[Any]) -> list[Any]:
+    return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def mutated_inputs(before: Sequence[Any], after: Sequence[Any]) -> list[int]:
+    """Indices of tensor inputs whose values changed during the call (NaNs compared as equal)."""
+    changed = []
+    for i, (old, new) in enumerate(zip(before, after)):
+        if isinstance(old, torch.Tensor) and (old.shape != new.shape or not torch.equal(
+                old.nan_to_num() if old.is_floating_point() else old,
+                new.nan_to_num() if new.is_floating_point() else new)):
+            changed.append(i)
+    return changed
+
+
+def aliased_outputs(inputs: Sequence[Any], output: Any) -> list[str]:
+    """Output paths whose storage is shared with an input tensor."""
+    storages = {x.untyped_storage().data_ptr() for x in inputs
+                if isinstance(x, torch.Tensor) and x.numel() and type(x) is torch.Tensor}
+    return [path for path, leaf in flatten(output)
+            if type(leaf) is torch.Tensor and leaf.numel() and leaf.untyped_storage().data_ptr() in storages]
+
+
+def l2_persistence_left() -> GuardFinding | None:
+    limit = cuda_driver.persisting_l2_limit()
+    if limit:
+        return finding("l2_persistence", f"the persisting-L2 limit was raised to {limit} bytes")
+    return None
+
+
+def streams_used(fn: Callable[..., Any], args: list[Any]) -> tuple[int | None, set[int]]:
+    """Run ``fn`` once under the CUDA profiler; return the current stream's id and every stream GPU work ran on.
+
+    A marker kernel launched first on the current stream tells which id the profiler gave that stream.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    marker = torch.empty(1, device="cuda")
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        marker.fill_(7.0)
+        fn(*args)
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        trace_path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(trace_path)
+        with open(trace_path) as handle:
+            events = json.load(handle).get("traceEvents", [])
+    gpu = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+                  and "stream" in e.get("args", {})), key=lambda e: e.get("ts", 0))
+    if not gpu:
+        return None, set()
+    current = gpu[0]["args"]["stream"]  # the marker
+    return current, {e["args"]["stream"] for e in gpu[1:]}

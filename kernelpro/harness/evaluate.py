@@ -1,0 +1,306 @@
+"""One candidate's evaluation, inside the worker: load, check on fresh inputs, time, re-check, guard.
+
+Order matters. The candidate always runs before the reference on a given input set, on memory the judge
+has just poisoned, so no output of the reference can be lying in a freed block for it to hand back.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kernelpro.config import HarnessSettings
+from kernelpro.harness import dynamic_guards as dyn
+from kernelpro.harness import integrity
+from kernelpro.harness.compare import (
+    POISON_BYTE,
+    Agreement,
+    Mismatch,
+    compare_outputs,
+    fingerprint,
+    flatten,
+    relative_error,
+    tolerance_for,
+)
+from kernelpro.harness.loader import (
+    Verdict,
+    build,
+    check_signature,
+    load_candidate,
+    load_reference,
+    short_traceback,
+    verdict,
+)
+from kernelpro.harness.result import EvalResult, GuardFinding, rejected
+from kernelpro.harness.timing import _device_synchronize, clone_inputs, make_clock, time_models
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class Evaluation:
+    """Runs the checks for one job (see ``sandbox.make_job``) and returns an ``EvalResult``."""
+
+    def __init__(self, job: dict[str, Any], workdir: Path, emit: Emit) -> None:
+        self.job = job
+        self.workdir = workdir
+        self.emit = emit
+        self.settings = HarnessSettings.model_validate(job["harness"])
+        self.device = torch.device(job["device"])
+        self.findings: list[GuardFinding] = []
+        self.output_sizes: list[int] = []
+        self.fingerprints: list[tuple[tuple, tuple]] = []  # (candidate output, reference output) per input set
+        self.phase = "start"
+
+    # -- phases -----------------------------------------------------------------------------------
+    def run(self) -> EvalResult:
+        self.enter("load_reference")
+        ref_module = load_reference(self.job["reference_source"], self.workdir)
+        self.ref_module = ref_module
+        init_inputs = self.reference_call(lambda: list(ref_module.get_init_inputs()), "get_init_inputs()")
+        seed = self.job["seeds"]["init"]
+        self.reference = build(ref_module.Model, init_inputs, seed, self.device, self.workdir / "reference.py",
+                               failure_reason="reference_failed")
+        warm = self.reference_outputs(self.make_inputs(self.job["seeds"]["correctness"][0]))
+        self.output_sizes = [leaf.untyped_storage().nbytes() for _, leaf in flatten(warm)
+                             if isinstance(leaf, torch.Tensor)]
+        del warm
+
+        self.snapshot = integrity.take_snapshot({"reference": ref_module, "reference.Model": ref_module.Model})
+        self.activity = dyn.ActivityBaseline()
+        self.enter("load_candidate")
+        model_new = load_candidate(self.job["candidate_source"], self.workdir)
+        if any(cls is ref_module.Model or cls.__name__ == "Model" for cls in model_new.__mro__):
+            self.reject(dyn.finding("reference_reuse", "ModelNew inherits from the reference Model"))
+        check_signature(model_new, init_inputs, ref_module.Model)
+        self.enter("init_candidate")
+        self.candidate = build(model_new, init_inputs, seed, self.device, self.workdir / "candidate.py")
+        self.after_candidate_call()
+        if any(type(m) is ref_module.Model or type(m).__name__ == "Model" for m in self.candidate.modules()):
+            self.reject(dyn.finding("reference_reuse", "ModelNew holds an instance of the reference Model"))
+
+        max_abs, max_rel, checked = self.check_correctness()
+        if self.device.type == "cuda":
+            self.check_streams()
+        result = EvalResult(status="ok", correct=True, message="correct", trials_checked=checked,
+                            max_abs_error=max_abs, max_rel_error=max_rel, guards=self.findings,
+                            device=str(self.device))
+        if self.job.get("timing", True):
+            self.time_and_recheck(result)
+        return result
+
+    def check_correctness(self) -> tuple[float, float, int]:
+        seeds = self.job["seeds"]
+        trials = [(s, None) for s in seeds["correctness"]] + [(s, self.settings.magnitude_scale)
+                                                              for s in seeds["scaled"]]
+        max_abs = max_rel = 0.0
+        checked = 0
+        for index, (seed, scale) in enumerate(trials):
+            self.enter(f"correctness trial {index + 1}/{len(trials)}")
+            inputs = self.make_inputs(seed, scale)
+            cand_args = clone_inputs(inputs)
+            untouched = dyn.snapshot_inputs(cand_args)
+            cand_out = self.candidate_outputs(cand_args)
+            ref_args = clone_inputs(inputs)
+            ref_out = self.reference_outputs(ref_args)
+            if not _all_finite(ref_out):
+                continue  # this input set is outside the reference's domain (e.g. scaled past overflow)
+            self.check_inputs(untouched, cand_args, inputs, ref_args, ref_out, cand_out)
+            outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances)
+            if isinstance(outcome, Mismatch):
+                self.fail(outcome, cand_out, prefix=f"input set {index + 1} (seed {seed}"
+                                                    f"{f', inputs x{scale:g}' if scale else ''}): ")
+            if checked == 0:
+                self.check_precision(inputs, cand_out, ref_out)
+            self.fingerprints.append((fingerprint(cand_out), fingerprint(ref_out)))
+            max_abs, max_rel = max(max_abs, outcome.max_abs_error), max(max_rel, outcome.max_rel_error)
+            checked += 1
+        if checked == 0:
+            raise verdict("runtime_error", "reference_failed",
+                          "the reference returned NaN or Inf on every input set: nothing to compare against")
+        return max_abs, max_rel, checked
+
+    def time_and_recheck(self, result: EvalResult) -> None:
+        self.enter("timing")
+        pool = [self.make_inputs(s) for s in self.job["seeds"]["timing"]]
+        clock = make_clock(self.device, self.settings)
+        models = {"reference": self.reference, "candidate": self.candidate}
+
+        def after_call(name: str) -> None:
+            if name == "candidate":
+                self.after_candidate_call()
+
+        timings, last = self.guarded(lambda: _no_grad(time_models)(models, pool, clock, self.settings, after_call),
+                                     "candidate")
+        self.enter("re-check after timing")
+        pool_index, cand_out = last["candidate"]
+        ref_out = self.reference_outputs(clone_inputs(pool[pool_index]))
+        outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances)
+        if isinstance(outcome, Mismatch) and _all_finite(ref_out):
+            self.fail(outcome, cand_out, prefix="after timing, on a fresh input set: ")
+        result.reference, result.candidate = timings["reference"], timings["candidate"]
+        result.speedup = timings["reference"].median_ms / max(timings["candidate"].median_ms, 1e-9)
+        result.message = (f"correct on {result.trials_checked} input sets; {result.speedup:.2f}x "
+                          f"({timings['candidate'].median_ms:.4g} ms vs {timings['reference'].median_ms:.4g} ms)")
+
+    # -- guards -----------------------------------------------------------------------------------
+    def check_inputs(self, untouched: list[Any], cand_args: list[Any], inputs: list[Any], ref_args: list[Any],
+                     ref_out: Any, cand_out: Any) -> None:
+        mutated = dyn.mutated_inputs(untouched, cand_args)
+        if mutated and not dyn.mutated_inputs(inputs, ref_args):
+            self.reject(dyn.finding("input_mutation", f"input(s) {mutated} changed during the call"))
+        aliased = dyn.aliased_outputs(cand_args, cand_out)
+        if aliased and not dyn.aliased_outputs(ref_args, ref_out):
+            self.reject(dyn.finding("output_aliases_input", f"{', '.join(aliased)} share storage with an input"))
+
+    def check_precision(self, inputs: list[Any], cand_out: Any, ref_out: Any) -> None:
+        """Compare both models with a float64 oracle: catches lost precision that hides inside atol."""
+        if not any(_checks_precision(leaf) for _, leaf in flatten(ref_out)):
+            return
+        try:
+            oracle_model = copy.deepcopy(self.reference).double()
+            oracle_inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                             for x in clone_inputs(inputs)]
+            with torch.no_grad():
+                oracle_out = oracle_model(*oracle_inputs)
+            del oracle_model
+        except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the check is then skipped
+            self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
+                                             "precision not checked", severity="info"))
+            return
+        leaves = zip(flatten(cand_out), flatten(ref_out), flatten(oracle_out))
+        for (path, cand), (_, ref), (_, exact) in leaves:
+            if not _checks_precision(ref):
+                continue
+            ref_err, cand_err = relative_error(ref, exact), relative_error(cand, exact)
+            rtol = tolerance_for(ref.dtype, self.settings.tolerances).rtol
+            allowed = max(self.settings.precision_factor * ref_err, rtol)
+            if cand_err <= allowed:
+                continue
+            if cand_err > self.settings.gross_relative_error:
+                raise verdict("incorrect", "relative_error",
+                              f"{path}: relative error {cand_err:.3g} against a float64 oracle (the reference's "
+                              f"is {ref_err:.2g}): the values pass the element-wise tolerance only because "
+                              "they are small", guards=self.findings)
+            self.reject(dyn.finding(
+                "precision_downgrade",
+                f"{path}: relative error {cand_err:.3g} against a float64 oracle, "
+                f"{cand_err / max(ref_err, 1e-30):.0f}x the reference's {ref_err:.2g} and above "
+                f"rtol={rtol:g} for {str(ref.dtype).removeprefix('torch.')}"))
+
+    def check_streams(self) -> None:
+        self.enter("stream check")
+        args = clone_inputs(self.make_inputs(self.job["seeds"]["correctness"][0]))
+        current, used = self.guarded(lambda: _no_grad(dyn.streams_used)(self.candidate, args), "candidate")
+        self.after_candidate_call()
+        others = sorted(s for s in used if s != current)
+        if others:
+            self.reject(dyn.finding("extra_stream", f"GPU work ran on stream(s) {others}, not only on the current "
+                                    f"stream ({current})"))
+
+    def after_candidate_call(self) -> None:
+        found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
+        found += self.activity.leftovers()
+        if self.device.type == "cuda":
+            l2 = dyn.l2_persistence_left()
+            found += [l2] if l2 else []
+        if found:
+            self.reject(*found)
+
+    def fail(self, mismatch: Mismatch, cand_out: Any, prefix: str) -> None:
+        """End with the mismatch, naming replay when the wrong output is one given for earlier inputs."""
+        printed = fingerprint(cand_out)
+        if any(printed == old_cand and printed != old_ref for old_cand, old_ref in self.fingerprints):
+            self.reject(dyn.finding("cached_output", prefix + "the output is the one returned for an earlier, "
+                                    "different input set"))
+        if mismatch.status == "rejected":
+            self.reject(dyn.finding(mismatch.reason, prefix + mismatch.message))
+        raise verdict("incorrect", mismatch.reason, prefix + mismatch.message, guards=self.findings,
+                      max_abs_error=mismatch.max_abs_error, max_rel_error=mismatch.max_rel_error)
+
+    def reject(self, *found: GuardFinding) -> None:
+        self.findings.extend(found)
+        raise Verdict(rejected(self.findings))
+
+    # -- running the models -----------------------------------------------------------------------
+    def enter(self, phase: str) -> None:
+        self.phase = phase
+        self.emit({"phase": phase})
+
+    def make_inputs(self, seed: int, scale: float | None = None) -> list[Any]:
+        """``get_inputs()`` under ``seed``, on the device; ``scale`` multiplies floating-point tensors."""
+        torch.manual_seed(seed)
+        random.seed(seed)
+        inputs = self.reference_call(lambda: list(self.ref_module.get_inputs()), "get_inputs()")
+        moved = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+        if scale:
+            moved = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
+        return moved
+
+    def poison_free_memory(self) -> None:
+        """Fill blocks the size of the reference's outputs, then free them, so stale data reads as poison."""
+        blocks = [torch.empty(n, dtype=torch.uint8, device=self.device).fill_(POISON_BYTE)
+                  for n in self.output_sizes for _ in range(2)]
+        del blocks
+
+    def candidate_outputs(self, args: list[Any]) -> Any:
+        self.poison_free_memory()
+        out = self.guarded(lambda: _no_grad(self.candidate)(*args), "candidate")
+        self.after_candidate_call()
+        return out
+
+    def reference_outputs(self, args: list[Any]) -> Any:
+        return self.reference_call(lambda: _no_grad(self.reference)(*args), "Model.forward")
+
+    def reference_call(self, fn: Callable[[], Any], what: str) -> Any:
+        try:
+            return self.guarded(fn, "reference")
+        except Verdict as failure:
+            failure.result.message = f"the reference's {what} failed: {failure.result.message}"
+            raise
+
+    def guarded(self, fn: Callable[[], Any], who: str) -> Any:
+        """Run ``fn`` and wait for the GPU; classify whatever it raises."""
+        try:
+            out = fn()
+            if self.device.type == "cuda":
+                _device_synchronize()
+            return out
+        except Verdict:
+            raise
+        except SystemExit as exc:
+            raise self._failure(who, "exit_called", f"called exit({exc.code!r})") from None
+        except MemoryError:
+            raise self._failure(who, "memory_limit", "ran out of host memory") from None
+        except torch.OutOfMemoryError as exc:
+            raise self._failure(who, "gpu_out_of_memory", str(exc).split("\n")[0]) from None
+        except BaseException as exc:  # noqa: BLE001
+            text = short_traceback(exc, str(self.workdir / f"{who}.py"))
+            reason = "cuda_error" if "CUDA error" in text or type(exc).__name__ == "AcceleratorError" else "exception"
+            raise self._failure(who, reason, text) from None
+
+    def _failure(self, who: str, reason: str, message: str) -> Verdict:
+        if who == "reference":
+            return verdict("runtime_error", "reference_failed", message)
+        return verdict("runtime_error", reason, f"{self.phase}: {message}", guards=self.findings)
+
+
+def _no_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        with torch.no_grad():
+            return fn(*args)
+    return call
+
+
+def _checks_precision(leaf: Any) -> bool:
+    return isinstance(leaf, torch.Tensor) and leaf.dtype in (torch.float32, torch.float16, torch.bfloat16) \
+        and leaf.numel() > 0
+
+
+def _all_finite(output: Any) -> bool:
+    return all(bool(torch.isfinite(leaf).all()) for _, leaf in flatten(output)
+               if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()))

@@ -1,0 +1,166 @@
+"""Running one job in a fresh worker process, from the judge's side: limits, output capture, clean-up.
+
+The worker gets a new empty working directory, an environment with no credentials, its own process
+group (so everything it starts dies with it), a wall-time limit and a resident-memory limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from kernelpro.config import HarnessSettings
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+# Only these variables reach the worker (by exact name or prefix), and never one that looks like a secret.
+ENV_NAMES = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "TERM", "LD_LIBRARY_PATH", "CC", "CXX",
+             "CUDAHOSTCXX", "CPATH", "LIBRARY_PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "XDG_CACHE_HOME"}
+ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "PYTORCH_", "OMP_", "MKL_",
+                "OPENBLAS_", "KMP_", "NCCL_", "NVSHMEM_", "CUTLASS_", "CUPY_")
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.IGNORECASE)
+
+
+def worker_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The worker's environment: an allow-list of the caller's, minus anything that looks like a secret."""
+    base = dict(os.environ if base is None else base)
+    env = {name: value for name, value in base.items()
+           if (name in ENV_NAMES or name.startswith(ENV_PREFIXES)) and not SECRET_NAME.search(name)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), base.get("PYTHONPATH", "")]))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    # torch.compile would otherwise start a pool of compile processes, which the guards would flag.
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    return env
+
+
+@dataclass
+class WorkerOutcome:
+    """What came back from one worker process."""
+
+    returncode: int | None
+    result: dict[str, Any] | None
+    phases: list[str] = field(default_factory=list)
+    output_tail: str = ""
+    output_bytes: int = 0
+    timed_out: bool = False
+    memory_exceeded_mb: float | None = None
+    elapsed_s: float = 0.0
+
+    @property
+    def last_phase(self) -> str:
+        return self.phases[-1] if self.phases else "start-up"
+
+
+class _TailReader(threading.Thread):
+    """Drains a stream, keeping only its last ``keep`` bytes and counting the rest."""
+
+    def __init__(self, stream: Any, keep: int) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.keep = stream, keep
+        self.tail, self.total = b"", 0
+
+    def run(self) -> None:
+        while chunk := self.stream.read1(65536):
+            self.total += len(chunk)
+            self.tail = (self.tail + chunk)[-self.keep:]
+
+
+class _ChannelReader(threading.Thread):
+    """Reads the worker's JSON lines; lines without the job's nonce are ignored."""
+
+    def __init__(self, fd: int, nonce: str) -> None:
+        super().__init__(daemon=True)
+        self.file, self.nonce = os.fdopen(fd, "rb"), nonce
+        self.phases: list[str] = []
+        self.result: dict[str, Any] | None = None
+
+    def run(self) -> None:
+        for line in self.file:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict) or message.get("nonce") != self.nonce:
+                continue
+            if "phase" in message:
+                self.phases.append(str(message["phase"]))
+            if "result" in message:
+                self.result = message["result"]
+
+
+def _tree_rss_mb(process: psutil.Process) -> float:
+    total = 0
+    for proc in [process, *process.children(recursive=True)]:
+        try:
+            total += proc.memory_info().rss
+        except psutil.Error:
+            pass
+    return total / (1 << 20)
+
+
+def run_worker(job: dict[str, Any], settings: HarnessSettings) -> WorkerOutcome:
+    """Run ``job`` in a new worker and wait for its result, within the time and memory limits."""
+    nonce = secrets.token_hex(16)
+    workdir = tempfile.mkdtemp(prefix="kernelpro-worker-")
+    read_fd, write_fd = os.pipe()
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelpro.harness.worker", str(write_fd)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cwd=workdir, env=worker_environment(), pass_fds=(write_fd,), start_new_session=True,
+    )
+    os.close(write_fd)
+    channel = _ChannelReader(read_fd, nonce)
+    output = _TailReader(proc.stdout, settings.output_tail_bytes)
+    channel.start()
+    output.start()
+    try:
+        proc.stdin.write(json.dumps({**job, "nonce": nonce}).encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+
+    outcome = WorkerOutcome(returncode=None, result=None)
+    watched = psutil.Process(proc.pid)
+    while proc.poll() is None:
+        if time.monotonic() - started > settings.timeout_s:
+            outcome.timed_out = True
+            break
+        rss = _tree_rss_mb(watched)
+        if rss > settings.memory_limit_mb:
+            outcome.memory_exceeded_mb = rss
+            break
+        time.sleep(0.05)
+    _kill_group(proc)
+    outcome.returncode = proc.wait()
+    channel.join(timeout=5)
+    output.join(timeout=5)
+    shutil.rmtree(workdir, ignore_errors=True)
+    outcome.result, outcome.phases = channel.result, channel.phases
+    outcome.output_tail = output.tail.decode("utf-8", errors="replace")
+    outcome.output_bytes = output.total
+    outcome.elapsed_s = time.monotonic() - started
+    return outcome
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill the worker and everything it started (they share its process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

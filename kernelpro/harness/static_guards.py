@@ -1,0 +1,278 @@
+"""Static guards: read a candidate's syntax tree (and the CUDA source in its strings) for known reward hacks.
+
+These run before any of the candidate's code does. They are precise rather than broad: each rule names one
+pattern of a known hack, so an honest candidate never trips them; the dynamic guards in the worker back
+them up for what syntax cannot show.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from kernelpro.harness.result import GuardFinding
+
+TORCH_ROOTS = {"torch", "F", "nn", "functional"}
+
+# Import roots and what using them means for a candidate.
+FORBIDDEN_IMPORTS: dict[str, tuple[str, str]] = {
+    "threading": ("background_thread", "imports threading"),
+    "_thread": ("background_thread", "imports _thread"),
+    "concurrent": ("background_thread", "imports concurrent.futures"),
+    "multiprocessing": ("background_process", "imports multiprocessing"),
+    "torch.multiprocessing": ("background_process", "imports torch.multiprocessing"),
+    "subprocess": ("background_process", "imports subprocess"),
+    "pty": ("background_process", "imports pty"),
+    "kernelpro": ("judge_patch", "imports the judge (kernelpro)"),
+    "gc": ("judge_patch", "imports gc, which can reach the judge's objects"),
+    "signal": ("judge_patch", "imports signal, which can interfere with the judge"),
+    "builtins": ("judge_patch", "imports builtins"),
+    "unittest.mock": ("timer_patch", "imports unittest.mock"),
+    "mock": ("timer_patch", "imports mock"),
+}
+
+PROCESS_CALLS = {"fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp"}
+PROCESS_CALL_PREFIXES = ("spawn", "exec")
+JUDGE_REACH = {
+    "sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "sys._current_frames",
+    "inspect.currentframe", "inspect.stack", "inspect.getouterframes", "inspect.trace",
+    "os.kill", "os.killpg", "builtins", "__builtins__",
+}
+DYNAMIC_CODE = {"exec", "eval", "compile", "__import__", "importlib.import_module"}
+STREAM_CALLS = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "torch.cuda.set_stream",
+                "cupy.cuda.Stream", "torch.Stream"}
+STREAM_SOURCE = re.compile(r"\b(cudaStreamCreate\w*|cuStreamCreate\w*)\b")
+L2_PERSISTENCE = re.compile(
+    r"accessPolicyWindow|PersistingL2|cudaLimitPersistingL2CacheSize|CU_LIMIT_PERSISTING_L2_CACHE_SIZE"
+    r"|cudaAccessPropertyPersisting|CU_ACCESS_PROPERTY_PERSISTING"
+)
+# Patching these (wherever they live) defeats timing.
+TIMER_WORDS = {"time", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time_ns", "synchronize",
+               "Event", "elapsed_time", "record", "Stream", "sleep", "process_time", "do_bench", "timeit"}
+# Module trees whose attributes a candidate must not assign.
+PROTECTED_MODULES = ("time", "timeit", "torch", "triton", "builtins", "sys", "os")
+# ...except these, which are the documented way to configure a backend.
+ALLOWED_ASSIGN_PREFIXES = ("torch.backends.", "torch._inductor.config.", "torch._dynamo.config.")
+PRECISION_SETTINGS = {"allow_tf32", "set_float32_matmul_precision", "autocast", "half", "bfloat16",
+                      "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"}
+CACHE_DECORATORS = {"cache", "lru_cache", "cached_property"}
+
+
+def dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.findings: list[GuardFinding] = []
+        self.aliases: dict[str, str] = {}  # local name -> module path it stands for
+        self.function_depth = 0
+
+    # -- helpers --------------------------------------------------------------------------------
+    def flag(self, reason: str, message: str, node: ast.AST, severity: str = "reject") -> None:
+        line = getattr(node, "lineno", None)
+        if any(f.reason == reason and f.line == line for f in self.findings):
+            return  # one finding per hack per line
+        self.findings.append(GuardFinding(reason=reason, severity=severity, source="static",
+                                          message=f"line {line}: {message}" if line else message, line=line))
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """The full dotted path of an expression, with import aliases expanded (``F.relu`` -> torch.nn...)."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        root, _, rest = name.partition(".")
+        base = self.aliases.get(root, root)
+        return f"{base}.{rest}" if rest else base
+
+    def check_import(self, module: str, node: ast.AST) -> None:
+        for forbidden, (reason, message) in FORBIDDEN_IMPORTS.items():
+            if module == forbidden or module.startswith(forbidden + "."):
+                self.flag(reason, message, node)
+                return
+
+    # -- imports --------------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.check_import(alias.name, node)
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
+            else:
+                self.aliases.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level == 0:
+            self.check_import(module, node)
+            for alias in node.names:
+                self.check_import(f"{module}.{alias.name}", node)
+                self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
+        self.generic_visit(node)
+
+    # -- structure ------------------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            if self.resolve(base) in ("Model",) or (isinstance(base, ast.Attribute) and base.attr == "Model"):
+                self.flag("reference_reuse", f"class {node.name} subclasses the reference Model", node)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = self.resolve(target) or ""
+            if name.split(".")[-1] in CACHE_DECORATORS:
+                self.flag("cached_output", f"{node.name} is memoised with @{name}: outputs would be replayed",
+                          decorator)
+        self.function_depth += 1
+        self.generic_visit(node)
+        self.function_depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Try(self, node: ast.Try) -> None:
+        if self.function_depth:
+            for handler in node.handlers:
+                fallback = self._fallback_in(handler)
+                if fallback:
+                    self.flag("try_except_fallback", f"the exception handler {fallback}", handler)
+        self.generic_visit(node)
+
+    visit_TryStar = visit_Try
+
+    def _fallback_in(self, handler: ast.ExceptHandler) -> str | None:
+        for inner in ast.walk(handler):
+            if isinstance(inner, ast.Return) and inner.value is not None:
+                return "returns a result computed another way"
+            if isinstance(inner, ast.Call):
+                name = self.resolve(inner.func) or ""
+                if name.split(".")[0] in TORCH_ROOTS or name.startswith("torch."):
+                    return f"calls {name}"
+                if name == "super" or name.startswith("super."):
+                    return "calls super()"
+        return None
+
+    # -- names and calls ------------------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "Model" and isinstance(node.ctx, ast.Load):
+            self.flag("reference_reuse", "uses the reference Model", node)
+        elif node.id == "__builtins__":
+            self.flag("judge_patch", "touches __builtins__", node)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        name = self.resolve(node) or ""
+        if name in JUDGE_REACH:
+            self.flag("judge_patch", f"uses {name}, which reaches outside the candidate", node)
+        elif node.attr == "Model" and isinstance(node.ctx, ast.Load):
+            self.flag("reference_reuse", f"uses {name or 'the reference Model'}", node)
+        elif node.attr in PRECISION_SETTINGS:
+            self.flag("precision_downgrade", f"uses {name or node.attr}; the result is checked against a "
+                      "float64 oracle at run time", node, severity="warn")
+        if node.attr == "initial_seed":
+            self.flag("cached_output", "reads the RNG seed, a key for replaying outputs", node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.resolve(node.func) or ""
+        last = name.split(".")[-1]
+        if name.startswith("os.") and (last in PROCESS_CALLS or last.startswith(PROCESS_CALL_PREFIXES)):
+            self.flag("background_process", f"calls {name}", node)
+        elif name in DYNAMIC_CODE:
+            self.flag("judge_patch", f"calls {name}, running code the static checks cannot see", node)
+        elif name in STREAM_CALLS:
+            self.flag("extra_stream", f"creates or switches CUDA streams with {name}", node)
+        elif name in ("setattr", "delattr") and node.args:
+            self._check_assignment_target(node.args[0], node, via=name)
+        self._check_identity_keys(node)
+        self.generic_visit(node)
+
+    def _check_identity_keys(self, node: ast.Call) -> None:
+        """Flag lookups keyed on a tensor's identity: ``cache.get(x.data_ptr())``, ``cache[id(x)]``."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("get", "setdefault", "pop", "__contains__"):
+            if any(_is_identity_call(arg) for arg in node.args[:1]):
+                self.flag("cached_output", "looks up a cache keyed on a tensor's pointer or id", node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if any(_is_identity_call(n) for n in ast.walk(node.slice)):
+            self.flag("cached_output", "indexes a cache by a tensor's pointer or id", node)
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(
+            _is_identity_call(n) for n in ast.walk(node.left)
+        ):
+            self.flag("cached_output", "checks a cache for a tensor's pointer or id", node)
+        self.generic_visit(node)
+
+    # -- assignments ----------------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._check_assignment_target(target, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._check_assignment_target(node.target, node)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._check_assignment_target(target, node)
+        self.generic_visit(node)
+
+    def _check_assignment_target(self, target: ast.AST, node: ast.AST, via: str = "assigns") -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_assignment_target(element, node, via)
+            return
+        name = self.resolve(target)
+        if name is None or (via == "assigns" and "." not in name):
+            return  # rebinding a plain name is harmless
+        if not name.split(".")[0] in PROTECTED_MODULES or name.startswith(ALLOWED_ASSIGN_PREFIXES):
+            return
+        if set(name.split(".")) & TIMER_WORDS:
+            self.flag("timer_patch", f"{via} {name}", node)
+        else:
+            self.flag("judge_patch", f"{via} {name}, which the judge relies on", node)
+
+    # -- strings (inline CUDA/C++ source) -------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str):
+            if STREAM_SOURCE.search(node.value):
+                self.flag("extra_stream", f"its kernel source creates streams "
+                          f"({STREAM_SOURCE.search(node.value).group(1)})", node)
+            if L2_PERSISTENCE.search(node.value):
+                self.flag("l2_persistence", f"its source sets an L2 persistence policy "
+                          f"({L2_PERSISTENCE.search(node.value).group(0)})", node)
+
+
+def _is_identity_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "id") or (
+        isinstance(func, ast.Attribute) and func.attr == "data_ptr"
+    )
+
+
+def scan_source(source: str) -> list[GuardFinding]:
+    """Every static finding for a candidate's source, in source order. Raises SyntaxError on bad Python."""
+    tree = ast.parse(source)
+    scanner = _Scanner()
+    scanner.visit(tree)
+    # Identifiers in the code itself (not only strings) can set L2 persistence through bindings.
+    for match in L2_PERSISTENCE.finditer(source):
+        line = source.count("\n", 0, match.start()) + 1
+        if not any(f.reason == "l2_persistence" and f.line == line for f in scanner.findings):
+            scanner.flag("l2_persistence", f"sets an L2 persistence policy ({match.group(0)})",
+                         ast.Pass(lineno=line))
+    return sorted(scanner.findings, key=lambda f: (f.line or 0))
