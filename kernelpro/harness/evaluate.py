@@ -112,13 +112,16 @@ class Evaluation:
             self.check_inputs(untouched, cand_args, inputs, ref_args, ref_out, cand_out)
             outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances)
             if isinstance(outcome, Mismatch):
-                self.fail(outcome, cand_out, prefix=f"input set {index + 1} (seed {seed}"
+                self.fail(outcome, cand_out, ref_out, prefix=f"input set {index + 1} (seed {seed}"
                                                     f"{f', inputs x{scale:g}' if scale else ''}): ")
             if checked == 0:
                 self.check_precision(inputs, cand_out, ref_out)
             self.fingerprints.append((fingerprint(cand_out), fingerprint(ref_out)))
             max_abs, max_rel = max(max_abs, outcome.max_abs_error), max(max_rel, outcome.max_rel_error)
             checked += 1
+            # Free this set before drawing the next, so its tensors land at the same addresses: a cache
+            # keyed on pointers then hits, and replays a wrong output where the checks can see it.
+            del inputs, cand_args, untouched, cand_out, ref_args, ref_out
         if checked == 0:
             raise verdict("runtime_error", "reference_failed",
                           "the reference returned NaN or Inf on every input set: nothing to compare against")
@@ -127,25 +130,32 @@ class Evaluation:
     def time_and_recheck(self, result: EvalResult) -> None:
         self.enter("timing")
         pool = [self.make_inputs(s) for s in self.job["seeds"]["timing"]]
+        # Expected outputs, computed before timing and held alive (so no candidate can be handed their memory).
+        expected = [self.reference_outputs(clone_inputs(inputs)) for inputs in pool]
         clock = make_clock(self.device, self.settings)
         models = {"reference": self.reference, "candidate": self.candidate}
 
-        def after_call(name: str) -> None:
-            if name == "candidate":
-                self.after_candidate_call()
+        def check_call(name: str, pool_index: int, out: Any) -> None:
+            if name != "candidate":
+                return
+            self.after_candidate_call()
+            outcome = compare_outputs(expected[pool_index], out, self.settings.tolerances)
+            if isinstance(outcome, Mismatch) and _all_finite(expected[pool_index]):
+                replayed = [j + 1 for j, other in enumerate(expected) if j != pool_index and isinstance(
+                    compare_outputs(other, out, self.settings.tolerances), Agreement)]
+                if replayed:
+                    self.reject(dyn.finding("cached_output", f"a timed call on input set {pool_index + 1} returned "
+                                            f"the output for input set {replayed[0]}"))
+                self.fail(outcome, out, expected[pool_index], prefix="in a timed call, on a fresh copy of "
+                                                                      f"input set {pool_index + 1} of the pool: ")
 
-        timings, last = self.guarded(lambda: _no_grad(time_models)(models, pool, clock, self.settings, after_call),
-                                     "candidate")
-        self.enter("re-check after timing")
-        pool_index, cand_out = last["candidate"]
-        ref_out = self.reference_outputs(clone_inputs(pool[pool_index]))
-        outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances)
-        if isinstance(outcome, Mismatch) and _all_finite(ref_out):
-            self.fail(outcome, cand_out, prefix="after timing, on a fresh input set: ")
+        timings = self.guarded(lambda: _no_grad(time_models)(models, pool, clock, self.settings, check_call),
+                               "candidate")
         result.reference, result.candidate = timings["reference"], timings["candidate"]
         result.speedup = timings["reference"].median_ms / max(timings["candidate"].median_ms, 1e-9)
-        result.message = (f"correct on {result.trials_checked} input sets; {result.speedup:.2f}x "
-                          f"({timings['candidate'].median_ms:.4g} ms vs {timings['reference'].median_ms:.4g} ms)")
+        result.message = (f"correct on {result.trials_checked} input sets and every timed call; "
+                          f"{result.speedup:.2f}x ({timings['candidate'].median_ms:.4g} ms vs "
+                          f"{timings['reference'].median_ms:.4g} ms)")
 
     # -- guards -----------------------------------------------------------------------------------
     def check_inputs(self, untouched: list[Any], cand_args: list[Any], inputs: list[Any], ref_args: list[Any],
@@ -211,10 +221,10 @@ class Evaluation:
         if found:
             self.reject(*found)
 
-    def fail(self, mismatch: Mismatch, cand_out: Any, prefix: str) -> None:
+    def fail(self, mismatch: Mismatch, cand_out: Any, ref_out: Any, prefix: str) -> None:
         """End with the mismatch, naming replay when the wrong output is one given for earlier inputs."""
-        printed = fingerprint(cand_out)
-        if any(printed == old_cand and printed != old_ref for old_cand, old_ref in self.fingerprints):
+        printed, expected = fingerprint(cand_out), fingerprint(ref_out)
+        if any(printed == old_cand and expected != old_ref for old_cand, old_ref in self.fingerprints):
             self.reject(dyn.finding("cached_output", prefix + "the output is the one returned for an earlier, "
                                     "different input set"))
         if mismatch.status == "rejected":

@@ -75,6 +75,7 @@ class _Scanner(ast.NodeVisitor):
         self.findings: list[GuardFinding] = []
         self.aliases: dict[str, str] = {}  # local name -> module path it stands for
         self.function_depth = 0
+        self.identity_names: set[str] = set()  # variables holding a tensor's pointer or id
 
     # -- helpers --------------------------------------------------------------------------------
     def flag(self, reason: str, message: str, node: ast.AST, severity: str = "reject") -> None:
@@ -199,25 +200,43 @@ class _Scanner(ast.NodeVisitor):
         """Flag lookups keyed on a tensor's identity: ``cache.get(x.data_ptr())``, ``cache[id(x)]``."""
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("get", "setdefault", "pop", "__contains__"):
-            if any(_is_identity_call(arg) for arg in node.args[:1]):
+            if any(self._is_identity(n) for arg in node.args[:1] for n in ast.walk(arg)):
                 self.flag("cached_output", "looks up a cache keyed on a tensor's pointer or id", node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        if any(_is_identity_call(n) for n in ast.walk(node.slice)):
+        if any(self._is_identity(n) for n in ast.walk(node.slice)):
             self.flag("cached_output", "indexes a cache by a tensor's pointer or id", node)
+        self.generic_visit(node)
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        if any(key is not None and any(self._is_identity(n) for n in ast.walk(key)) for key in node.keys):
+            self.flag("cached_output", "builds a cache keyed on a tensor's pointer or id", node)
         self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> None:
         if any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) and any(
-            _is_identity_call(n) for n in ast.walk(node.left)
+            self._is_identity(n) for n in ast.walk(node.left)
         ):
             self.flag("cached_output", "checks a cache for a tensor's pointer or id", node)
         self.generic_visit(node)
+
+    def _is_identity(self, node: ast.AST) -> bool:
+        """A tensor's pointer or id, or a variable that holds one."""
+        if isinstance(node, ast.Name):
+            return node.id in self.identity_names
+        if not isinstance(node, ast.Call):
+            return False
+        func = node.func
+        return (isinstance(func, ast.Name) and func.id == "id") or (
+            isinstance(func, ast.Attribute) and func.attr == "data_ptr"
+        )
 
     # -- assignments ----------------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._check_assignment_target(target, node)
+        if any(self._is_identity(n) for n in ast.walk(node.value)):
+            self.identity_names.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -253,15 +272,6 @@ class _Scanner(ast.NodeVisitor):
             if L2_PERSISTENCE.search(node.value):
                 self.flag("l2_persistence", f"its source sets an L2 persistence policy "
                           f"({L2_PERSISTENCE.search(node.value).group(0)})", node)
-
-
-def _is_identity_call(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    return (isinstance(func, ast.Name) and func.id == "id") or (
-        isinstance(func, ast.Attribute) and func.attr == "data_ptr"
-    )
 
 
 def scan_source(source: str) -> list[GuardFinding]:

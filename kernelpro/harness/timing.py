@@ -107,12 +107,12 @@ def time_models(
     input_pool: Sequence[Inputs],
     clock: CpuClock | CudaClock,
     settings: HarnessSettings,
-    after_call: Callable[[str], None] = lambda name: None,
-) -> tuple[dict[str, Timing], dict[str, tuple[int, Any]]]:
+    after_call: Callable[[str, int, Any], None] = lambda name, pool_index, out: None,
+) -> dict[str, Timing]:
     """Warm up, then time the models in alternating order on fresh copies of pooled inputs.
 
-    Returns each model's timing and its last output with the index of the input set that produced it,
-    so the caller can re-check outputs after timing. ``after_call`` runs outside the timed region.
+    ``after_call(name, pool_index, output)`` runs after every call, outside the timed region: the caller
+    checks each output there, so a replayed or unfinished result cannot hide in any timed call.
     """
     names = list(models)
     estimates: dict[str, list[float]] = {name: [] for name in names}
@@ -121,14 +121,13 @@ def time_models(
             args = clone_inputs(input_pool[i % len(input_pool)])
             clock.prepare()
             _, host_ms, out = clock.time(models[name], args)
-            del out
             estimates[name].append(host_ms)
-            after_call(name)
+            after_call(name, i % len(input_pool), out)
+            del out
     trials = plan_trials([statistics.median(v) for v in estimates.values()], settings)
 
     samples: dict[str, list[float]] = {name: [] for name in names}
     host: dict[str, list[float]] = {name: [] for name in names}
-    last: dict[str, tuple[int, Any]] = {}
     for trial in range(trials):
         pool_index = trial % len(input_pool)
         for name in names if trial % 2 == 0 else reversed(names):
@@ -137,8 +136,7 @@ def time_models(
             elapsed_ms, host_ms, out = clock.time(models[name], args)
             samples[name].append(elapsed_ms)
             host[name].append(host_ms)
-            if trial == trials - 1:
-                last[name] = (pool_index, out)
-            del out, args
-            after_call(name)
-    return {name: summarise(samples[name], host[name], clock.method) for name in names}, last
+            del args
+            after_call(name, pool_index, out)
+            del out
+    return {name: summarise(samples[name], host[name], clock.method) for name in names}

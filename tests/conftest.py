@@ -1,0 +1,32 @@
+"""Shared fixtures: the problems and candidates under tests/data, and settings sized for a quick suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelpro.config import Settings
+from kernelpro.problem import Problem, load_problem
+
+DATA = Path(__file__).parent / "data"
+
+
+def problem(name: str) -> Problem:
+    return load_problem(DATA / "problems" / f"{name}.py")
+
+
+def candidate(name: str) -> str:
+    return (DATA / "candidates" / f"{name}.py").read_bytes().decode("utf-8", errors="replace")
+
+
+@pytest.fixture
+def settings(tmp_path, monkeypatch) -> Settings:
+    """Defaults, with timing cut short: these tests judge verdicts, not speed."""
+    monkeypatch.chdir(tmp_path)  # no kernelpro.toml of the developer's leaks in
+    s = Settings()
+    s.harness.timing_budget_s = 0.5
+    s.harness.timing_trials = 10
+    s.harness.min_timing_trials = 5
+    s.harness.timeout_s = 60
+    return s

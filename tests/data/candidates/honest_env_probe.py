@@ -1,0 +1,20 @@
+import os
+import re
+
+import torch
+import torch.nn as nn
+
+secret = [name for name in os.environ if re.search("KEY|TOKEN|SECRET", name)]
+if secret:
+    raise RuntimeError(f"credentials visible to the candidate: {secret}")
+if sorted(os.listdir(".")) != ["candidate.py", "reference.py"]:
+    raise RuntimeError(f"working directory is not fresh: {os.listdir('.')}")
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        return x.clamp_min(0) * self.scale

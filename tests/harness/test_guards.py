@@ -1,0 +1,91 @@
+"""Every guard against a cheating candidate written to trip it, through the full judge on the CPU.
+
+Cheats the static checks catch are also run past them (straight into a worker) where the dynamic check can
+see the hack on a CPU: each layer must stand on its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelpro.harness.judge import classify, judge, make_job
+from kernelpro.harness.sandbox import run_worker
+from tests.conftest import candidate, problem
+
+# (candidate, problem, expected reason, timing needed)
+CHEATS = [
+    ("cheat_try_except_fallback", "scale_relu", "try_except_fallback"),
+    ("cheat_reference_subclass", "scale_relu", "reference_reuse"),
+    ("cheat_reference_subclass_hidden", "scale_relu", "reference_reuse"),
+    ("cheat_cached_pointer", "scale_relu", "cached_output"),
+    ("cheat_cached_replay", "scale_relu", "cached_output"),
+    ("cheat_input_mutation", "scale_relu", "input_mutation"),
+    ("cheat_tensor_subclass", "scale_relu", "tensor_subclass"),
+    ("cheat_background_thread", "scale_relu", "background_thread"),
+    ("cheat_background_process", "scale_relu", "background_process"),
+    ("cheat_timer_patch", "scale_relu", "timer_patch"),
+    ("cheat_sync_patch", "scale_relu", "timer_patch"),
+    ("cheat_judge_patch", "scale_relu", "judge_patch"),
+    ("cheat_precision_bf16", "softmax_wide", "precision_downgrade"),
+    ("cheat_stale_memory", "scale_relu", "stale_memory"),
+    ("cheat_extra_stream", "scale_relu", "extra_stream"),
+    ("cheat_l2_persistence", "scale_relu", "l2_persistence"),
+]
+
+# Cheats whose hack shows at run time on a CPU, judged with the static checks skipped.
+DYNAMIC_ON_CPU = [
+    ("cheat_reference_subclass", "reference_reuse"),
+    ("cheat_cached_pointer", "cached_output"),
+    ("cheat_background_thread", "background_thread"),
+    ("cheat_background_process", "background_process"),
+    ("cheat_timer_patch", "timer_patch"),
+    ("cheat_sync_patch", "timer_patch"),
+    ("cheat_judge_patch", "judge_patch"),
+]
+
+
+@pytest.mark.parametrize(("name", "problem_name", "reason"), CHEATS, ids=[c[0] for c in CHEATS])
+def test_cheat_is_rejected_with_its_reason(name, problem_name, reason, settings):
+    result = judge(problem(problem_name), candidate(name), device="cpu", settings=settings)
+    assert result.status == "rejected", result.message
+    assert result.reason == reason, result.message
+    assert any(g.reason == reason and g.severity == "reject" for g in result.guards)
+    assert not result.correct and result.speedup is None
+
+
+@pytest.mark.parametrize(("name", "reason"), DYNAMIC_ON_CPU, ids=[c[0] for c in DYNAMIC_ON_CPU])
+def test_dynamic_guard_catches_what_static_would(name, reason, settings):
+    job = make_job(problem("scale_relu"), candidate(name), "cpu", settings)
+    result = classify(run_worker(job, settings.harness), settings)
+    assert (result.status, result.reason) == ("rejected", reason), result.message
+    assert all(g.source == "dynamic" for g in result.guards if g.severity == "reject")
+
+
+def test_zeros_that_fit_inside_atol_are_incorrect(settings):
+    """Softmax outputs all sit under atol=1e-4; zeros pass element-wise but not against the float64 oracle."""
+    result = judge(problem("softmax_wide"), candidate("cheat_zeros_tiny"), device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("incorrect", "relative_error"), result.message
+
+
+def test_pointer_cache_is_caught_in_timed_calls_too(settings):
+    """Past the correctness trials (one set, which it passes), every timed output is checked too."""
+    settings.harness.correctness_trials = 1
+    settings.harness.scaled_trials = 0
+    job = make_job(problem("scale_relu"), candidate("cheat_cached_pointer"), "cpu", settings)
+    result = classify(run_worker(job, settings.harness), settings)
+    assert (result.status, result.reason) == ("rejected", "cached_output"), result.message
+    assert "timed call" in result.message
+
+
+def test_forged_verdict_on_the_result_channel_is_ignored(settings):
+    result = judge(problem("scale_relu"), candidate("cheat_forged_result"), device="cpu", settings=settings)
+    assert result.status == "runtime_error" and result.reason == "exited", result.message
+    assert result.speedup is None
+
+
+def test_precision_downgrade_is_allowed_when_tolerance_allows(settings):
+    """The guard is relative to the configured tolerance: loosen float32's and bf16 compute is accepted."""
+    settings.harness.tolerances["float32"].rtol = 1e-2
+    result = judge(problem("softmax_wide"), candidate("cheat_precision_bf16"), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    assert any(g.reason == "precision_downgrade" and g.severity == "warn" for g in result.guards)
