@@ -26,7 +26,7 @@ DeviceOption = Annotated[str, typer.Option("--device", help="cpu, cuda, or auto 
 
 
 def _fail(message: str) -> None:
-    errors.print(f"[bold red]error:[/] {message}")
+    errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code=2)
 
 

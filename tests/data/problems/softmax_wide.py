@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [0.1 * torch.randn(8, 16384)]
+    return [0.05 * torch.randn(8, 16384)]
 
 
 def get_init_inputs():

@@ -1,0 +1,45 @@
+"""Honest candidates must pass: no guard may fire on legitimate code (no false positives)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelpro.harness.judge import judge
+from tests.conftest import candidate, problem
+
+HONEST = [
+    ("honest_scale_relu", "scale_relu"),
+    ("honest_matmul_relu", "matmul_relu"),
+    ("honest_softmax", "softmax_wide"),
+    ("honest_split_stats", "split_stats"),
+    ("honest_flatten_view", "flatten_view"),  # the reference returns a view too: aliasing is legitimate
+    ("honest_inplace_relu", "inplace_relu"),  # the reference writes its input too: so may the candidate
+]
+
+
+@pytest.mark.parametrize(("name", "problem_name"), HONEST, ids=[h[0] for h in HONEST])
+def test_honest_candidate_passes_with_timing(name, problem_name, settings):
+    result = judge(problem(problem_name), candidate(name), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.correct and result.reason is None
+    assert not [g for g in result.guards if g.severity == "reject"]
+    assert result.trials_checked == settings.harness.correctness_trials + settings.harness.scaled_trials
+    assert result.candidate.trials >= settings.harness.min_timing_trials
+    assert result.candidate.method == result.reference.method == "cpu perf_counter_ns"
+    assert result.speedup == pytest.approx(result.reference.median_ms / result.candidate.median_ms)
+
+
+def test_reference_against_itself_is_correct(settings):
+    """A candidate that is the reference renamed: correct and bit-exact."""
+    source = problem("matmul_relu").source.replace("class Model(", "class ModelNew(")
+    result = judge(problem("matmul_relu"), source, device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.max_abs_error == 0.0
+    assert result.speedup > 0 and result.reference.p10_ms <= result.reference.median_ms <= result.reference.p90_ms
+
+
+def test_wrong_answer_is_incorrect_not_rejected(settings):
+    source = candidate("honest_scale_relu").replace("mul_(self.scale)", "mul_(self.scale + 0.01)")
+    result = judge(problem("scale_relu"), source, device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("incorrect", "value_mismatch")
+    assert "first at" in result.message and result.max_abs_error > 0

@@ -1,0 +1,92 @@
+"""The static checks on source alone: each rule fires on its pattern and stays quiet on honest code."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelpro.harness.static_guards import scan_source
+from tests.conftest import DATA, candidate
+
+
+def reasons(source: str, severity: str = "reject") -> set[str]:
+    return {f.reason for f in scan_source(source) if f.severity == severity}
+
+
+@pytest.mark.parametrize("path", sorted((DATA / "candidates").glob("honest_*.py")), ids=lambda p: p.stem)
+def test_honest_candidates_have_no_rejecting_findings(path):
+    assert reasons(path.read_text()) == set()
+
+
+@pytest.mark.parametrize(("snippet", "reason"), [
+    ("def f(x):\n    try:\n        return k(x)\n    except Exception:\n        return torch.relu(x)\n",
+     "try_except_fallback"),
+    ("def f(x):\n    try:\n        y = k(x)\n    except RuntimeError:\n        y = F.relu(x)\n    return y\n",
+     "try_except_fallback"),
+    ("class ModelNew(Model):\n    pass\n", "reference_reuse"),
+    ("import ref\nclass ModelNew(ref.Model):\n    pass\n", "reference_reuse"),
+    ("class ModelNew(nn.Module):\n    def __init__(self):\n        self.m = Model()\n", "reference_reuse"),
+    ("def f(self, x):\n    k = x.data_ptr()\n    if k in self.c:\n        return self.c[k]\n", "cached_output"),
+    ("def f(self, x):\n    return self.c.get(id(x))\n", "cached_output"),
+    ("def f(self, x):\n    self.c = {x.data_ptr(): x}\n", "cached_output"),
+    ("import functools\nclass M:\n    @functools.lru_cache(None)\n    def forward(self, x):\n        return x\n",
+     "cached_output"),
+    ("def f(x):\n    s = torch.initial_seed()\n", "cached_output"),
+    ("import threading\n", "background_thread"),
+    ("from concurrent.futures import ThreadPoolExecutor\n", "background_thread"),
+    ("import _thread\n", "background_thread"),
+    ("import multiprocessing as mp\n", "background_process"),
+    ("import torch.multiprocessing\n", "background_process"),
+    ("import os\nos.fork()\n", "background_process"),
+    ("import os\nos.system('sleep 10 &')\n", "background_process"),
+    ("s = torch.cuda.Stream()\n", "extra_stream"),
+    ("with torch.cuda.stream(s):\n    pass\n", "extra_stream"),
+    ("src = 'cudaStream_t s; cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);'\n", "extra_stream"),
+    ("src = 'attr.accessPolicyWindow.num_bytes = n;'\n", "l2_persistence"),
+    ("lib.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 1 << 20)\n", "l2_persistence"),
+    ("import time\ntime.perf_counter = lambda: 0.0\n", "timer_patch"),
+    ("import time as t\nsetattr(t, 'monotonic', lambda: 0.0)\n", "timer_patch"),
+    ("from torch import cuda\ncuda.synchronize = lambda: None\n", "timer_patch"),
+    ("torch.cuda.Event.elapsed_time = lambda a, b: 0.001\n", "timer_patch"),
+    ("torch.allclose = lambda *a, **k: True\n", "judge_patch"),
+    ("torch.Tensor.__eq__ = lambda a, b: True\n", "judge_patch"),
+    ("import kernelpro.harness\n", "judge_patch"),
+    ("import gc\n", "judge_patch"),
+    ("import sys\nsys.modules['kernelpro']\n", "judge_patch"),
+    ("import sys\nf = sys._getframe(1)\n", "judge_patch"),
+    ("exec('import threading')\n", "judge_patch"),
+    ("m = __import__('threading')\n", "judge_patch"),
+    ("__builtins__['len'] = None\n", "judge_patch"),
+])
+def test_rule_fires(snippet, reason):
+    assert reason in reasons(snippet), scan_source(snippet)
+
+
+@pytest.mark.parametrize("snippet", [
+    "try:\n    import triton\nexcept ImportError:\n    triton = None\n",  # optional import at module level
+    "def f(x):\n    try:\n        y = k(x)\n    except RuntimeError:\n        raise ValueError('bad shape')\n",
+    "torch.backends.cudnn.benchmark = True\n",
+    "def f(x, kernel):\n    ptr = x.data_ptr()\n    kernel(ptr, x.numel())\n",  # pointers passed to a kernel
+    "stream = torch.cuda.current_stream().cuda_stream\n",
+    "import time\nstart = time.perf_counter()\n",  # reading a clock is fine
+    "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.cache = {}\n",
+    "import torch.nn.functional as F\ny = F.relu(x)\n",
+    "self.scale = 2.0\nModelNew.count = 0\n",
+])
+def test_rule_stays_quiet_on_legitimate_code(snippet):
+    assert reasons(snippet) == set(), scan_source(snippet)
+
+
+def test_tf32_is_a_warning_not_a_rejection():
+    findings = scan_source("torch.backends.cuda.matmul.allow_tf32 = True\n")
+    assert [(f.reason, f.severity) for f in findings] == [("precision_downgrade", "warn")]
+
+
+def test_findings_carry_line_numbers():
+    findings = scan_source(candidate("cheat_try_except_fallback"))
+    assert [f.line for f in findings] == [17]
+    assert findings[0].message.startswith("line 17:")
+
+
+def test_bad_python_raises_syntax_error():
+    with pytest.raises(SyntaxError):
+        scan_source("def broken(:\n")

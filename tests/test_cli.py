@@ -1,0 +1,71 @@
+"""The command line: ``kernelpro eval`` and ``kernelpro doctor`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from kernelpro.cli import app
+from tests.conftest import DATA
+
+runner = CliRunner()
+PROBLEM = str(DATA / "problems" / "scale_relu.py")
+FAST = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "10",
+        "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5"}
+
+REQUIRED_KEYS = {"status", "reason", "message", "correct", "speedup", "candidate_ms", "reference_ms", "guards"}
+
+
+def run_eval(*args: str) -> subprocess.CompletedProcess:
+    """The installed entry point in a real process, as a user would call it."""
+    import os
+
+    env = {**os.environ, **FAST}
+    return subprocess.run([sys.executable, "-m", "kernelpro.cli", "eval", *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_eval_json_prints_exactly_one_object_for_an_honest_candidate():
+    proc = run_eval(PROBLEM, str(DATA / "candidates" / "honest_scale_relu.py"), "--device", "cpu", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)  # the whole of stdout is one JSON object
+    assert REQUIRED_KEYS <= data.keys()
+    assert data["status"] == "ok" and data["correct"] is True
+    assert data["candidate_ms"] > 0 and data["reference_ms"] > 0
+    assert data["speedup"] == data["reference_ms"] / data["candidate_ms"]
+
+
+def test_eval_exits_zero_for_a_rejected_candidate():
+    proc = run_eval(PROBLEM, str(DATA / "candidates" / "cheat_input_mutation.py"), "--device", "cpu", "--json")
+    assert proc.returncode == 0
+    data = json.loads(proc.stdout)
+    assert (data["status"], data["reason"]) == ("rejected", "input_mutation")
+    assert data["guards"][0]["reason"] == "input_mutation"
+
+
+def test_eval_readable_verdict():
+    result = runner.invoke(app, ["eval", PROBLEM, str(DATA / "candidates" / "fault_segfault.py"),
+                                 "--device", "cpu"], env=FAST)
+    assert result.exit_code == 0
+    assert "runtime_error" in result.output and "SIGSEGV" in result.output
+
+
+def test_eval_bad_problem_is_a_usage_error(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = 1\n")
+    result = runner.invoke(app, ["eval", str(bad), str(DATA / "candidates" / "honest_scale_relu.py")])
+    assert result.exit_code == 2
+    assert "missing Model" in result.output
+
+
+def test_doctor_reports_each_check_without_secrets(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-doctor-SECRET")
+    monkeypatch.setenv("KERNELPRO_LLM__MODEL", "openai/gpt-5")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    for name in ("GPU", "nvcc", "ptxas", "ncu", "triton", "torch", "llm"):
+        assert name in result.output
+    assert "SECRET" not in result.output and "openai/gpt-5" in result.output

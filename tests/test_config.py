@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from kernelpro.config import Settings
+
+
+def test_defaults_match_kernelbench_tolerances(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s = Settings()
+    assert (s.harness.tolerances["float32"].atol, s.harness.tolerances["float32"].rtol) == (1e-4, 1e-4)
+    assert s.harness.tolerances["bfloat16"].atol == 1e-2 and s.harness.tolerances["float16"].rtol == 1e-2
+    assert s.llm.model is None
+
+
+def test_environment_overrides_toml(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "kernelpro.toml").write_text(
+        'device = "cpu"\n[harness]\ntimeout_s = 42\n[harness.tolerances.float32]\natol = 1e-3\nrtol = 1e-3\n'
+        '[llm]\nmodel = "openai/gpt-5"\n')
+    s = Settings()
+    assert s.device == "cpu" and s.harness.timeout_s == 42 and s.harness.tolerances["float32"].atol == 1e-3
+    assert s.llm.model == "openai/gpt-5"
+    monkeypatch.setenv("KERNELPRO_HARNESS__TIMEOUT_S", "7")
+    monkeypatch.setenv("KERNELPRO_LLM__API_KEY", "sk-secret-value")
+    s = Settings()
+    assert s.harness.timeout_s == 7
+    assert "sk-secret-value" not in repr(s) and s.llm.api_key.get_secret_value() == "sk-secret-value"
