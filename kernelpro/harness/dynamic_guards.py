@@ -79,10 +79,11 @@ def aliased_outputs(inputs: Sequence[Any], output: Any) -> list[str]:
             if type(leaf) is torch.Tensor and leaf.numel() and leaf.untyped_storage().data_ptr() in storages]
 
 
-def l2_persistence_left() -> GuardFinding | None:
+def l2_persistence_raised(baseline: int) -> GuardFinding | None:
+    """A finding if the persisting-L2 limit rose above ``baseline`` (what the judge left it at)."""
     limit = cuda_driver.persisting_l2_limit()
-    if limit:
-        return finding("l2_persistence", f"the persisting-L2 limit was raised to {limit} bytes")
+    if limit is not None and limit > baseline:
+        return finding("l2_persistence", f"the persisting-L2 limit was raised from {baseline} to {limit} bytes")
     return None
 
 

@@ -15,8 +15,9 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
+from kernelpro.harness import cuda_driver, integrity
+from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness import dynamic_guards as dyn
-from kernelpro.harness import integrity
 from kernelpro.harness.compare import (
     POISON_BYTE,
     Agreement,
@@ -70,6 +71,10 @@ class Evaluation:
                              if isinstance(leaf, torch.Tensor)]
         del warm
 
+        if self.device.type == "cuda":
+            # Devices start with a non-zero persisting-L2 limit; zero it so any rise is the candidate's doing.
+            cuda_driver.reset_persisting_l2()
+            self.l2_baseline = cuda_driver.persisting_l2_limit() or 0
         self.snapshot = integrity.take_snapshot({"reference": ref_module, "reference.Model": ref_module.Model})
         self.activity = dyn.ActivityBaseline()
         self.enter("load_candidate")
@@ -216,7 +221,7 @@ class Evaluation:
         found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
         found += self.activity.leftovers()
         if self.device.type == "cuda":
-            l2 = dyn.l2_persistence_left()
+            l2 = dyn.l2_persistence_raised(self.l2_baseline)
             found += [l2] if l2 else []
         if found:
             self.reject(*found)
@@ -243,7 +248,7 @@ class Evaluation:
 
     def make_inputs(self, seed: int, scale: float | None = None) -> list[Any]:
         """``get_inputs()`` under ``seed``, on the device; ``scale`` multiplies floating-point tensors."""
-        torch.manual_seed(seed)
+        real_manual_seed(seed)
         random.seed(seed)
         inputs = self.reference_call(lambda: list(self.ref_module.get_inputs()), "get_inputs()")
         moved = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]

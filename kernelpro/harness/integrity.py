@@ -24,7 +24,9 @@ TIMER_ATTRS: dict[str, tuple[Any, tuple[str, ...]]] = {
                                               "record_event")),
 }
 JUDGE_ATTRS: dict[str, tuple[Any, tuple[str, ...]]] = {
-    "torch": (torch, ("allclose", "isclose", "equal", "isfinite", "isnan", "manual_seed", "empty", "empty_like",
+    # Not torch.manual_seed: importing torch._dynamo (any torch.compile) wraps it. The judge seeds through
+    # torch.random.manual_seed, bound below, which stays protected.
+    "torch": (torch, ("allclose", "isclose", "equal", "isfinite", "isnan", "empty", "empty_like",
                       "zeros", "ones", "randn", "rand", "nonzero", "is_tensor", "no_grad", "clone")),
     "torch.Tensor": (torch.Tensor, ("clone", "copy_", "to", "double", "float", "equal", "data_ptr",
                                     "untyped_storage", "__eq__", "__ne__", "__gt__", "__sub__", "abs", "max",
@@ -35,6 +37,10 @@ JUDGE_ATTRS: dict[str, tuple[Any, tuple[str, ...]]] = {
     "builtins": (builtins, ("isinstance", "issubclass", "type", "id", "len", "getattr", "setattr", "float", "int",
                             "print", "open", "super", "__import__")),
 }
+
+
+# Bound at import, before any candidate code runs: what the judge seeds its generators with.
+real_manual_seed = torch.random.manual_seed
 
 
 @dataclass

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.result import EvalResult
 
 
@@ -104,7 +105,7 @@ def check_signature(model_new: type, init_inputs: list[Any], reference_cls: type
 def build(cls: type, init_inputs: list[Any], seed: int, device: torch.device, path: Path,
           failure_reason: str = "init_failed") -> torch.nn.Module:
     """Construct a model under ``seed``, so parameters created in the same order match between models."""
-    torch.manual_seed(seed)
+    real_manual_seed(seed)
     try:
         return cls(*init_inputs).to(device)
     except SystemExit as exc:

@@ -14,6 +14,7 @@ HONEST = [
     ("honest_split_stats", "split_stats"),
     ("honest_flatten_view", "flatten_view"),  # the reference returns a view too: aliasing is legitimate
     ("honest_inplace_relu", "inplace_relu"),  # the reference writes its input too: so may the candidate
+    ("honest_dynamo_import", "scale_relu"),  # torch._dynamo rewraps torch.manual_seed on import
 ]
 
 

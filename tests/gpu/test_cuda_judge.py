@@ -1,0 +1,98 @@
+"""The judge on a real GPU: the CUDA timing path and the hacks that only exist on CUDA."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelpro.harness.judge import classify, judge, make_job
+from kernelpro.harness.sandbox import run_worker
+from tests.conftest import candidate, problem
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
+
+
+def dynamic(name: str, settings, problem_name: str = "scale_relu"):
+    """Judge past the static checks, so the run-time guard alone must catch the hack."""
+    job = make_job(problem(problem_name), candidate(name), "cuda", settings)
+    return classify(run_worker(job, settings.harness), settings)
+
+
+@pytest.mark.parametrize(("name", "problem_name"), [
+    ("honest_scale_relu", "scale_relu"), ("honest_triton_scale_relu", "scale_relu"),
+    ("honest_matmul_relu", "matmul_relu"), ("honest_softmax", "softmax_wide"),
+    ("honest_split_stats", "split_stats"), ("honest_flatten_view", "flatten_view"),
+    ("honest_inplace_relu", "inplace_relu"),
+])
+def test_honest_candidates_pass_on_cuda(name, problem_name, settings):
+    result = judge(problem(problem_name), candidate(name), device="cuda", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.candidate.method.startswith("cuda events")
+    assert result.candidate.median_ms > 0 and result.reference.median_ms > 0
+    assert result.candidate.host_median_ms >= result.candidate.median_ms * 0.5
+
+
+def test_side_stream_work_is_rejected(settings):
+    result = dynamic("cheat_extra_stream", settings)
+    assert (result.status, result.reason) == ("rejected", "extra_stream"), result.message
+
+
+def test_stale_allocator_memory_is_rejected(settings):
+    result = judge(problem("scale_relu"), candidate("cheat_stale_memory"), device="cuda", settings=settings)
+    assert (result.status, result.reason) == ("rejected", "stale_memory"), result.message
+
+
+def test_l2_persistence_is_rejected(settings):
+    result = dynamic("cheat_l2_persistence", settings)
+    assert (result.status, result.reason) == ("rejected", "l2_persistence"), result.message
+
+
+def test_patched_cuda_timers_are_rejected(settings):
+    result = dynamic("cheat_sync_patch", settings)
+    assert (result.status, result.reason) == ("rejected", "timer_patch"), result.message
+
+
+def test_illegal_address_is_a_cuda_error_and_the_judge_carries_on(settings):
+    crashed = judge(problem("scale_relu"), candidate("fault_illegal_address"), device="cuda", settings=settings)
+    assert (crashed.status, crashed.reason) == ("runtime_error", "cuda_error"), crashed.message
+    after = judge(problem("scale_relu"), candidate("honest_triton_scale_relu"), device="cuda", settings=settings)
+    assert after.status == "ok", after.message
+
+
+def test_cuda_clock_counts_work_left_on_another_stream():
+    """The device-wide synchronise before the end event makes side-stream work count."""
+    from kernelpro.config import HarnessSettings
+    from kernelpro.harness.timing import make_clock
+
+    clock = make_clock(torch.device("cuda"), HarnessSettings())
+    side = torch.cuda.Stream()
+    cycles = 50_000_000  # about 25 ms at 2 GHz
+
+    def sneaky():
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(cycles)
+
+    clock.prepare()
+    elapsed_ms, host_ms, _ = clock.time(sneaky, [])
+    import pynvml
+
+    pynvml.nvmlInit()
+    max_hz = pynvml.nvmlDeviceGetMaxClockInfo(pynvml.nvmlDeviceGetHandleByIndex(0), pynvml.NVML_CLOCK_SM) * 1e6
+    assert elapsed_ms >= 0.9 * cycles / max_hz * 1e3  # the sleep cannot finish faster than at the top clock
+    assert host_ms >= elapsed_ms * 0.9
+
+
+def test_persisting_l2_is_reset_before_each_trial():
+    import ctypes
+
+    from kernelpro.config import HarnessSettings
+    from kernelpro.harness import cuda_driver
+    from kernelpro.harness.timing import make_clock
+
+    torch.empty(1, device="cuda")
+
+    lib = ctypes.CDLL("libcuda.so.1")
+    assert lib.cuCtxSetLimit(cuda_driver.CU_LIMIT_PERSISTING_L2_CACHE_SIZE, ctypes.c_size_t(8 << 20)) == 0
+    assert cuda_driver.persisting_l2_limit() > 0
+    make_clock(torch.device("cuda"), HarnessSettings()).prepare()
+    assert cuda_driver.persisting_l2_limit() == 0
