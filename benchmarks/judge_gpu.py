@@ -36,7 +36,8 @@ def verdicts(settings: Settings) -> list[dict]:
     rows = []
     for path in sorted((DATA / "candidates").glob("*.py")):
         name = path.stem
-        problem = load_problem(DATA / "problems" / f"{next((v for k, v in PROBLEM_FOR.items() if k in name), 'scale_relu')}.py")
+        problem_name = next((v for k, v in PROBLEM_FOR.items() if k in name), "scale_relu")
+        problem = load_problem(DATA / "problems" / f"{problem_name}.py")
         started = time.monotonic()
         result = judge(problem, path.read_bytes().decode("utf-8", "replace"), device="cuda", settings=settings)
         rows.append({"candidate": name, "problem": problem.name, "status": result.status, "reason": result.reason,

@@ -74,7 +74,7 @@ def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolera
         return Mismatch("incorrect", "structure_mismatch",
                         f"the reference returns {len(ref_leaves)} value(s), the candidate {len(cand_leaves)}")
     worst_abs = worst_rel = 0.0
-    for (path, ref), (_, cand) in zip(ref_leaves, cand_leaves):
+    for (path, ref), (_, cand) in zip(ref_leaves, cand_leaves, strict=True):
         if not isinstance(ref, torch.Tensor):
             if isinstance(cand, torch.Tensor) or cand != ref:
                 return Mismatch("incorrect", "value_mismatch", f"{path}: expected {ref!r}, got {cand!r}")

@@ -63,7 +63,7 @@ def snapshot_inputs(inputs: Sequence[Any]) -> list[Any]:
 def mutated_inputs(before: Sequence[Any], after: Sequence[Any]) -> list[int]:
     """Indices of tensor inputs whose values changed during the call (NaNs compared as equal)."""
     changed = []
-    for i, (old, new) in enumerate(zip(before, after)):
+    for i, (old, new) in enumerate(zip(before, after, strict=True)):
         if isinstance(old, torch.Tensor) and (old.shape != new.shape or not torch.equal(
                 old.nan_to_num() if old.is_floating_point() else old,
                 new.nan_to_num() if new.is_floating_point() else new)):

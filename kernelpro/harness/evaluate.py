@@ -16,7 +16,6 @@ import torch
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness import cuda_driver, integrity
-from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness.compare import (
     POISON_BYTE,
@@ -28,6 +27,7 @@ from kernelpro.harness.compare import (
     relative_error,
     tolerance_for,
 )
+from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import (
     Verdict,
     build,
@@ -187,7 +187,7 @@ class Evaluation:
             self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
                                              "precision not checked", severity="info"))
             return
-        leaves = zip(flatten(cand_out), flatten(ref_out), flatten(oracle_out))
+        leaves = zip(flatten(cand_out), flatten(ref_out), flatten(oracle_out), strict=True)
         for (path, cand), (_, ref), (_, exact) in leaves:
             if not _checks_precision(ref):
                 continue

@@ -256,7 +256,7 @@ class _Scanner(ast.NodeVisitor):
         name = self.resolve(target)
         if name is None or (via == "assigns" and "." not in name):
             return  # rebinding a plain name is harmless
-        if not name.split(".")[0] in PROTECTED_MODULES or name.startswith(ALLOWED_ASSIGN_PREFIXES):
+        if name.split(".")[0] not in PROTECTED_MODULES or name.startswith(ALLOWED_ASSIGN_PREFIXES):
             return
         if set(name.split(".")) & TIMER_WORDS:
             self.flag("timer_patch", f"{via} {name}", node)
