@@ -50,6 +50,9 @@ def test_honest_candidates_have_no_rejecting_findings(path):
     ("torch.allclose = lambda *a, **k: True\n", "judge_patch"),
     ("torch.Tensor.__eq__ = lambda a, b: True\n", "judge_patch"),
     ("import kernelpro.harness\n", "judge_patch"),
+    ("from kernelpro import harness\n", "judge_patch"),
+    ("from os import fork\nfork()\n", "background_process"),
+    ("from threading import Thread\n", "background_thread"),
     ("import gc\n", "judge_patch"),
     ("import sys\nsys.modules['kernelpro']\n", "judge_patch"),
     ("import sys\nf = sys._getframe(1)\n", "judge_patch"),
@@ -71,6 +74,8 @@ def test_rule_fires(snippet, reason):
     "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.cache = {}\n",
     "import torch.nn.functional as F\ny = F.relu(x)\n",
     "self.scale = 2.0\nModelNew.count = 0\n",
+    "from kernelpro.runtime import CudaKernel\n",  # the kernel launcher candidates are meant to use
+    "from kernelpro import runtime\n",
 ])
 def test_rule_stays_quiet_on_legitimate_code(snippet):
     assert reasons(snippet) == set(), scan_source(snippet)
