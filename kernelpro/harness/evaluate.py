@@ -6,7 +6,6 @@ has just poisoned, so no output of the reference can be lying in a freed block f
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import cuda_driver, integrity
+from kernelpro.harness import cuda_driver, integrity, precision
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness.compare import (
     POISON_BYTE,
@@ -24,8 +23,6 @@ from kernelpro.harness.compare import (
     compare_outputs,
     fingerprint,
     flatten,
-    relative_error,
-    tolerance_for,
 )
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import (
@@ -95,7 +92,7 @@ class Evaluation:
                             max_abs_error=max_abs, max_rel_error=max_rel, guards=self.findings,
                             device=str(self.device))
         if self.job.get("timing", True):
-            self.time_and_recheck(result)
+            self.time_and_check(result)
         return result
 
     def check_correctness(self) -> tuple[float, float, int]:
@@ -132,7 +129,7 @@ class Evaluation:
                           "the reference returned NaN or Inf on every input set: nothing to compare against")
         return max_abs, max_rel, checked
 
-    def time_and_recheck(self, result: EvalResult) -> None:
+    def time_and_check(self, result: EvalResult) -> None:
         self.enter("timing")
         pool = [self.make_inputs(s) for s in self.job["seeds"]["timing"]]
         # Expected outputs, computed before timing and held alive (so no candidate can be handed their memory).
@@ -174,38 +171,21 @@ class Evaluation:
 
     def check_precision(self, inputs: list[Any], cand_out: Any, ref_out: Any) -> None:
         """Compare both models with a float64 oracle: catches lost precision that hides inside atol."""
-        if not any(_checks_precision(leaf) for _, leaf in flatten(ref_out)):
+        if not any(precision.checks_precision(leaf) for _, leaf in flatten(ref_out)):
             return
         try:
-            oracle_model = copy.deepcopy(self.reference).double()
-            oracle_inputs = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                             for x in clone_inputs(inputs)]
-            with torch.no_grad():
-                oracle_out = oracle_model(*oracle_inputs)
-            del oracle_model
+            oracle_out = precision.oracle_outputs(self.reference, clone_inputs(inputs))
         except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the check is then skipped
             self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
                                              "precision not checked", severity="info"))
             return
-        leaves = zip(flatten(cand_out), flatten(ref_out), flatten(oracle_out), strict=True)
-        for (path, cand), (_, ref), (_, exact) in leaves:
-            if not _checks_precision(ref):
-                continue
-            ref_err, cand_err = relative_error(ref, exact), relative_error(cand, exact)
-            rtol = tolerance_for(ref.dtype, self.settings.tolerances).rtol
-            allowed = max(self.settings.precision_factor * ref_err, rtol)
-            if cand_err <= allowed:
-                continue
-            if cand_err > self.settings.gross_relative_error:
-                raise verdict("incorrect", "relative_error",
-                              f"{path}: relative error {cand_err:.3g} against a float64 oracle (the reference's "
-                              f"is {ref_err:.2g}): the values pass the element-wise tolerance only because "
-                              "they are small", guards=self.findings)
-            self.reject(dyn.finding(
-                "precision_downgrade",
-                f"{path}: relative error {cand_err:.3g} against a float64 oracle, "
-                f"{cand_err / max(ref_err, 1e-30):.0f}x the reference's {ref_err:.2g} and above "
-                f"rtol={rtol:g} for {str(ref.dtype).removeprefix('torch.')}"))
+        judged = precision.judge_precision(cand_out, ref_out, oracle_out, self.settings)
+        if judged is None:
+            return
+        status, message = judged
+        if status == "incorrect":
+            raise verdict("incorrect", "relative_error", message, guards=self.findings)
+        self.reject(dyn.finding("precision_downgrade", message))
 
     def check_streams(self) -> None:
         self.enter("stream check")
@@ -309,11 +289,6 @@ def _no_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
         with torch.no_grad():
             return fn(*args)
     return call
-
-
-def _checks_precision(leaf: Any) -> bool:
-    return isinstance(leaf, torch.Tensor) and leaf.dtype in (torch.float32, torch.float16, torch.bfloat16) \
-        and leaf.numel() > 0
 
 
 def _all_finite(output: Any) -> bool:

@@ -1,0 +1,54 @@
+"""The precision guard: both models against a float64 oracle of the reference.
+
+An element-wise tolerance cannot tell honest float32 from bfloat16 arithmetic when outputs are small: the
+errors of both sit inside ``atol``. Their relative error against float64 can.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+
+from kernelpro.config import HarnessSettings
+from kernelpro.harness.compare import flatten, relative_error, tolerance_for
+
+CHECKED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def checks_precision(leaf: Any) -> bool:
+    return isinstance(leaf, torch.Tensor) and leaf.dtype in CHECKED_DTYPES and leaf.numel() > 0
+
+
+def oracle_outputs(reference: torch.nn.Module, inputs: list[Any]) -> Any:
+    """The reference model run in float64 on upcast inputs (raises where an op has no float64 kernel)."""
+    oracle = copy.deepcopy(reference).double()
+    upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    with torch.no_grad():
+        return oracle(*upcast)
+
+
+def judge_precision(cand_out: Any, ref_out: Any, oracle_out: Any, settings: HarnessSettings
+                    ) -> tuple[str, str] | None:
+    """None when the candidate is as precise as allowed, else ("incorrect" | "rejected", message).
+
+    Allowed: ``precision_factor`` times the reference's own error, or the dtype's rtol if larger. Beyond
+    ``gross_relative_error`` the values are simply wrong (zeros for tiny outputs), not imprecise.
+    """
+    leaves = zip(flatten(cand_out), flatten(ref_out), flatten(oracle_out), strict=True)
+    for (path, cand), (_, ref), (_, exact) in leaves:
+        if not checks_precision(ref):
+            continue
+        ref_err, cand_err = relative_error(ref, exact), relative_error(cand, exact)
+        rtol = tolerance_for(ref.dtype, settings.tolerances).rtol
+        if cand_err <= max(settings.precision_factor * ref_err, rtol):
+            continue
+        if cand_err > settings.gross_relative_error:
+            return "incorrect", (f"{path}: relative error {cand_err:.3g} against a float64 oracle (the reference's "
+                                 f"is {ref_err:.2g}): the values pass the element-wise tolerance only because "
+                                 "they are small")
+        return "rejected", (f"{path}: relative error {cand_err:.3g} against a float64 oracle, "
+                            f"{cand_err / max(ref_err, 1e-30):.0f}x the reference's {ref_err:.2g} and above "
+                            f"rtol={rtol:g} for {str(ref.dtype).removeprefix('torch.')}")
+    return None
