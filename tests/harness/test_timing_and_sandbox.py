@@ -56,10 +56,10 @@ def test_worker_environment_drops_credentials_and_keeps_toolchain():
         "PATH": "/usr/bin", "OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "a", "HF_TOKEN": "h",
         "AWS_SECRET_ACCESS_KEY": "s", "GITHUB_TOKEN": "g", "CUDA_VISIBLE_DEVICES": "0",
         "TORCH_CUDA_ARCH_LIST": "9.0", "KERNELPRO_LLM__API_KEY": "k", "CUDA_AUTH_TOKEN": "t",
-        "NCCL_NVLS_ENABLE": "0", "RANDOM_VAR": "r",
+        "NCCL_NVLS_ENABLE": "0", "RANDOM_VAR": "r", "KERNELPRO_COMPILE__CACHE_DIR": "/cache",
     })
     assert env["PATH"] == "/usr/bin" and env["CUDA_VISIBLE_DEVICES"] == "0" and env["NCCL_NVLS_ENABLE"] == "0"
-    assert env["TORCH_CUDA_ARCH_LIST"] == "9.0"
+    assert env["TORCH_CUDA_ARCH_LIST"] == "9.0" and env["KERNELPRO_COMPILE__CACHE_DIR"] == "/cache"
     for gone in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN",
                  "KERNELPRO_LLM__API_KEY", "CUDA_AUTH_TOKEN", "RANDOM_VAR"):
         assert gone not in env
