@@ -1,0 +1,1 @@
+"""What agents may call, each a real implementation."""
