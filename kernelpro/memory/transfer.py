@@ -1,0 +1,44 @@
+"""Records as JSON Lines: one object a line, the form in which a memory is exported and imported."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from kernelpro.memory.errors import MemoryStoreError
+from kernelpro.memory.records import Record, record_from_json
+
+
+def write_jsonl(records: Sequence[Record], file: Path) -> None:
+    """Write ``records`` to ``file``, replacing it only once the whole file is written."""
+    temporary = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8") as out:
+            for record in records:
+                out.write(record.model_dump_json() + "\n")
+        os.replace(temporary, file)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise MemoryStoreError(f"cannot write {file}: {exc}") from exc
+
+
+def read_jsonl(file: Path) -> list[Record]:
+    """Every record in ``file``; blank lines are skipped, and a malformed line is an error naming its number."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise MemoryStoreError(f"cannot read {file}: {exc}") from exc
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(record_from_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise MemoryStoreError(f"{file}:{number}: not a memory record ({where}: {first['msg']})") from exc
+    return records
