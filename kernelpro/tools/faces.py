@@ -1,0 +1,185 @@
+"""What each agent tool does, as ``(content, artifact)`` replies over the real backends.
+
+``CATALOGUE`` lists every tool: name, description for the model, argument schema, and a binder that takes
+the run's ``ToolContext`` and returns the function the tool calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kernelpro.tools import schemas as s
+from kernelpro.tools.registry import Reply, ToolContext
+
+Binder = Callable[[ToolContext], Callable[..., Reply]]
+
+
+def _gpu_specs(context: ToolContext, name: str | None = None) -> Any:
+    from kernelpro.tools.profiling.gpu_specs import detect, lookup
+
+    if name:
+        specs = lookup(name) or lookup(f"NVIDIA {name}")
+        if specs is None:
+            raise ValueError(f"no specs known for {name!r}; known: H200, H100, H100 PCIe, A100, L40S, RTX 4090")
+        return specs
+    import torch
+
+    return detect() if torch.cuda.is_available() else lookup("NVIDIA H200")
+
+
+def _compile(context: ToolContext, args: s.CompileCheckArgs) -> Any:
+    from kernelpro.harness.compile import CompileRequest, compile_cached
+
+    request = CompileRequest(source=args.source, backend=args.backend, arch=args.arch,
+                             name_expressions=args.name_expressions)
+    return compile_cached(request, context.settings.compile)
+
+
+def compile_check(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        result = _compile(context, s.CompileCheckArgs(**kwargs))
+        if not result.ok:
+            return f"compile failed ({result.backend}, {result.failure}):\n{result.message}", result.model_dump()
+        lines = [f"compiled for {result.arch} with {result.toolchain} in {result.elapsed_s:.2f} s"
+                 f"{' (cached)' if result.cached else ''}"]
+        lines += [r.summary() for r in result.resources.values()]
+        return "\n".join(lines), result.model_dump()
+    return run
+
+
+def resource_report(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.tools.profiling.occupancy import theoretical_occupancy
+
+        args = s.ResourceReportArgs(**kwargs)
+        result = _compile(context, args)
+        if not result.ok:
+            return f"compile failed ({result.backend}):\n{result.message}", result.model_dump()
+        gpu = _gpu_specs(context, args.gpu)
+        lines, occupancy = [f"on {gpu.name}, {args.block_size} threads per block:"], {}
+        for name, usage in result.resources.items():
+            shared = (usage.shared_static or 0) + args.dynamic_shared_bytes
+            occ = theoretical_occupancy(gpu, args.block_size, usage.registers or 0, shared)
+            occupancy[name] = {"fraction": occ.fraction, "limiter": occ.limiter, "blocks_per_sm": occ.blocks_per_sm}
+            lines += [usage.summary(), f"  {occ.render()}"]
+        return "\n".join(lines), {"compile": result.model_dump(), "occupancy": occupancy}
+    return run
+
+
+def judge_candidate(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.harness import judge
+
+        args = s.JudgeArgs(**kwargs)
+        if context.problem is None:
+            raise ValueError("no problem is loaded in this session, so there is nothing to judge against")
+        result = judge(context.problem, args.source, device=context.device, settings=context.settings,
+                       timing=args.timing)
+        head = f"{result.status}" + (f" ({result.reason})" if result.reason else "")
+        lines = [f"{head}: {result.message}"]
+        lines += [f"guard {g.severity} {g.reason}: {g.message}" for g in result.guards]
+        if result.status not in ("ok", "incorrect") and result.worker_output:
+            lines.append("last output:\n" + result.worker_output[-1500:])
+        return "\n".join(lines), result.to_json_dict()
+    return run
+
+
+def gpu_specs(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        specs = _gpu_specs(context, s.GpuSpecsArgs(**kwargs).name)
+        return specs.render(), {"name": specs.name, "sm_count": specs.sm_count, "peaks": specs.peak_tflops,
+                                "bandwidth_gbs": specs.memory_bandwidth_gbs, "source": specs.source}
+    return run
+
+
+def _browser(context: ToolContext) -> Any:
+    from kernelpro.tools.cutlass import CutlassBrowser
+
+    return context.backend("cutlass", lambda: CutlassBrowser(context.settings.cutlass))
+
+
+def _rendered(result: Any) -> Reply:
+    return result.render(), result
+
+
+def cutlass_search(context: ToolContext) -> Callable[..., Reply]:
+    return lambda **kw: _rendered(_browser(context).search(**s.CutlassSearchArgs(**kw).model_dump()))
+
+
+def cutlass_definition(context: ToolContext) -> Callable[..., Reply]:
+    return lambda **kw: _rendered(_browser(context).find_definition(s.CutlassSymbolArgs(**kw).symbol))
+
+
+def cutlass_usages(context: ToolContext) -> Callable[..., Reply]:
+    return lambda **kw: _rendered(_browser(context).find_usages(s.CutlassSymbolArgs(**kw).symbol))
+
+
+def cutlass_read(context: ToolContext) -> Callable[..., Reply]:
+    return lambda **kw: _rendered(_browser(context).read_file(**s.CutlassReadArgs(**kw).model_dump()))
+
+
+def cutlass_list(context: ToolContext) -> Callable[..., Reply]:
+    return lambda **kw: _rendered(_browser(context).list_dir(s.CutlassListArgs(**kw).path))
+
+
+def cutlass_examples(context: ToolContext) -> Callable[..., Reply]:
+    return lambda **kw: _rendered(_browser(context).examples(s.CutlassExamplesArgs(**kw).topic))
+
+
+def _memory(context: ToolContext) -> Any:
+    from kernelpro.memory import MemoryStore
+
+    return context.backend("memory", lambda: MemoryStore(context.settings.memory))
+
+
+def _signature(context: ToolContext) -> Any:
+    from kernelpro.memory import ProblemSignature
+
+    return ProblemSignature.from_problem(context.problem) if context.problem else None
+
+
+def memory_search(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.memory import retrieve
+
+        args = s.MemorySearchArgs(**kwargs)
+        lessons = retrieve(_memory(context), args.query, args.diagnosis, problem=_signature(context),
+                           gpu=context.gpu)
+        return lessons.render() or "no related lessons in memory yet", lessons.model_dump(mode="json")
+    return run
+
+
+def memory_write(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.memory import Insight
+
+        args = s.MemoryWriteArgs(**kwargs)
+        insight = Insight(run_id=context.run_id, text=args.text, tags=args.tags, problem=_signature(context),
+                          gpu=context.gpu)
+        added = _memory(context).add(insight)
+        return ("lesson saved" if added else "already in memory"), {"id": insight.id, "added": added}
+    return run
+
+
+CATALOGUE: list[tuple[str, str, type, Binder]] = [
+    ("compile_check", "Compile CUDA C++ without running it: errors with line numbers, or registers, spills and "
+     "shared memory per kernel.", s.CompileCheckArgs, compile_check),
+    ("resource_report", "Compile and report each kernel's registers, spills and shared memory, and the "
+     "theoretical occupancy they allow for a block size.", s.ResourceReportArgs, resource_report),
+    ("judge_candidate", "Judge a complete candidate file (ModelNew) against the reference: correctness on fresh "
+     "inputs, timing, and reward-hack guards.", s.JudgeArgs, judge_candidate),
+    ("gpu_specs", "The GPU's SM count, clocks, bandwidth, on-chip limits, peak FLOP/s and ridge points.",
+     s.GpuSpecsArgs, gpu_specs),
+    ("cutlass_search", "Search the CUTLASS/CuTe source (headers and examples) by words or regex.",
+     s.CutlassSearchArgs, cutlass_search),
+    ("cutlass_definition", "Where a CUTLASS/CuTe symbol is defined, with its declaration.", s.CutlassSymbolArgs,
+     cutlass_definition),
+    ("cutlass_usages", "Where a CUTLASS/CuTe symbol is used, grouped by file.", s.CutlassSymbolArgs, cutlass_usages),
+    ("cutlass_read", "Read lines of a CUTLASS/CuTe file.", s.CutlassReadArgs, cutlass_read),
+    ("cutlass_list", "List a directory of the CUTLASS/CuTe tree.", s.CutlassListArgs, cutlass_list),
+    ("cutlass_examples", "CUTLASS/CuTe examples and tutorials for a topic.", s.CutlassExamplesArgs, cutlass_examples),
+    ("memory_search", "Lessons from earlier attempts related to a problem or a bottleneck.", s.MemorySearchArgs,
+     memory_search),
+    ("memory_write", "Save a lesson for later runs.", s.MemoryWriteArgs, memory_write),
+]

@@ -1,0 +1,79 @@
+"""LangChain faces for what agents may call: pydantic argument schemas, concise replies, bulky data as artifacts.
+
+Every tool answers with ``(content, artifact)``: ``content`` is short text for the model, ``artifact`` the full
+data for the graph and the run record. A tool never raises into the run: a failure, or arguments that do not
+fit the schema, come back as a message the model can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, ValidationError
+
+from kernelpro.config import Settings
+from kernelpro.problem import Problem
+
+MAX_CONTENT_CHARS = 8000
+Reply = tuple[str, Any]
+
+
+@dataclass
+class ToolContext:
+    """What the tools of one run share: settings, the problem being optimised, and lazily opened backends."""
+
+    settings: Settings
+    problem: Problem | None = None
+    device: str = "auto"
+    run_id: str = "interactive"
+    gpu: str | None = None
+    _backends: dict[str, Any] = field(default_factory=dict)
+
+    def backend(self, name: str, make: Callable[[], Any]) -> Any:
+        """Open a backend (the CUTLASS index, the memory store) on first use and keep it for the run."""
+        if name not in self._backends:
+            self._backends[name] = make()
+        return self._backends[name]
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_CONTENT_CHARS:
+        return text
+    return text[:MAX_CONTENT_CHARS] + f"\n... ({len(text) - MAX_CONTENT_CHARS} more characters cut)"
+
+
+def _validation_message(error: ValidationError) -> str:
+    problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors())
+    return f"invalid arguments ({problems}); call the tool again with arguments that match its schema"
+
+
+def face(name: str, description: str, schema: type[BaseModel], run: Callable[..., Reply]) -> BaseTool:
+    """A structured tool whose failures become messages instead of exceptions."""
+
+    def safe(**kwargs: Any) -> Reply:
+        try:
+            content, artifact = run(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - any failure is reported to the model, never raised into the run
+            return f"{name} failed: {type(exc).__name__}: {exc}", {"error": str(exc), "type": type(exc).__name__}
+        return _clip(content), artifact
+
+    return StructuredTool.from_function(func=safe, name=name, description=description, args_schema=schema,
+                                        response_format="content_and_artifact",
+                                        handle_validation_error=_validation_message)
+
+
+def build_tools(context: ToolContext) -> list[BaseTool]:
+    """Every tool, bound to ``context``."""
+    from kernelpro.tools import faces
+
+    return [face(name, description, schema, run(context)) for name, description, schema, run in faces.CATALOGUE]
+
+
+def tools_by_name(context: ToolContext) -> dict[str, BaseTool]:
+    return {tool.name: tool for tool in build_tools(context)}
+
+
+__all__ = ["ToolContext", "build_tools", "face", "tools_by_name"]
