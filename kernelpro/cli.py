@@ -38,17 +38,19 @@ def _fail(message: str) -> None:
 @app.command("eval")
 def eval_command(
     reference: Annotated[Path, typer.Argument(help="KernelBench-format problem: Model, get_inputs, get_init_inputs.")],
-    candidate: Annotated[Path, typer.Argument(help="Python file defining ModelNew.")],
+    candidates: Annotated[list[Path], typer.Argument(help="Python file(s) defining ModelNew.")],
     device: DeviceOption = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object.")] = False,
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness and guards only.")] = False,
-    timeout: Annotated[Optional[float], typer.Option(help="Wall-time limit for the candidate, seconds.")] = None,
+    timeout: Annotated[Optional[float], typer.Option(help="Wall-time limit per candidate, seconds.")] = None,
 ) -> None:
-    """Judge one candidate: correct on fresh random inputs, timed honestly, guarded against reward hacks.
+    """Judge candidates: correct on fresh random inputs, timed honestly, guarded against reward hacks.
 
-    Exits 0 whenever the judge worked, whatever the verdict; 2 when the inputs could not be judged.
+    Several candidates of one problem are judged in turn, their CUDA kernels compiled ahead in a pool.
+    With one candidate --json prints its verdict; with several, {"problem": ..., "results": [...]}.
+    Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged.
     """
-    from kernelpro.harness.judge import judge
+    from kernelpro.harness.judge import judge_many
 
     settings = load_settings()
     if timeout is not None:
@@ -57,16 +59,33 @@ def eval_command(
         problem = load_problem(reference)
     except ProblemError as exc:
         _fail(str(exc))
-    if not candidate.is_file():
-        _fail(f"{candidate}: no such file")
-    source = candidate.read_bytes().decode("utf-8", errors="replace")
-    result = judge(problem, source, device=device, settings=settings, timing=not no_timing)
+    for path in candidates:
+        if not path.is_file():
+            _fail(f"{path}: no such file")
+    sources = [path.read_bytes().decode("utf-8", errors="replace") for path in candidates]
+    results = judge_many(problem, sources, device=device, settings=settings, timing=not no_timing)
     if as_json:
-        typer.echo(json.dumps(result.to_json_dict()))
+        rows = [{"candidate_file": str(path), **result.to_json_dict()}
+                for path, result in zip(candidates, results, strict=True)]
+        typer.echo(json.dumps(rows[0] if len(rows) == 1 else {"problem": problem.name, "results": rows}))
+    elif len(results) == 1:
+        _print_verdict(results[0], problem.name, candidates[0].name)
     else:
-        _print_verdict(result, problem.name, candidate.name)
-    if result.reason == "reference_failed":
+        _print_batch(results, problem.name, candidates)
+    if any(result.reason == "reference_failed" for result in results):
         raise typer.Exit(code=2)
+
+
+def _print_batch(results: list[EvalResult], problem: str, candidates: list[Path]) -> None:
+    console.print(f"[bold]{len(results)} candidates for {problem}[/], device {results[0].device}")
+    width = max(len(path.name) for path in candidates)
+    for path, result in zip(candidates, results, strict=True):
+        style = STATUS_STYLE.get(result.status, "bold")
+        timing = (f"  {result.speedup:.3f}x ({result.candidate_ms:.4g} ms vs {result.reference_ms:.4g} ms)"
+                  if result.speedup else "")
+        reason = f" ({result.reason})" if result.reason else ""
+        console.print(f"{path.name:<{width}}  [{style}]{result.status}[/]{reason}{timing}", soft_wrap=True,
+                      highlight=False)
 
 
 def _print_verdict(result: EvalResult, problem: str, candidate: str) -> None:

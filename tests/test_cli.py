@@ -46,6 +46,24 @@ def test_eval_exits_zero_for_a_rejected_candidate():
     assert data["guards"][0]["reason"] == "input_mutation"
 
 
+def test_eval_batch_prints_one_object_with_every_verdict():
+    proc = run_eval(PROBLEM, str(DATA / "candidates" / "honest_scale_relu.py"),
+                    str(DATA / "candidates" / "cheat_try_except_fallback.py"), "--device", "cpu", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["problem"] == "scale_relu"
+    assert [(r["status"], r["reason"]) for r in data["results"]] == [("ok", None),
+                                                                    ("rejected", "try_except_fallback")]
+    assert data["results"][1]["candidate_file"].endswith("cheat_try_except_fallback.py")
+
+
+def test_eval_batch_readable_table():
+    result = runner.invoke(app, ["eval", PROBLEM, str(DATA / "candidates" / "fault_syntax.py"),
+                                 str(DATA / "candidates" / "fault_no_model_new.py"), "--device", "cpu"], env=FAST)
+    assert result.exit_code == 0
+    assert "2 candidates for scale_relu" in result.output and "missing_model_new" in result.output
+
+
 def test_eval_readable_verdict():
     result = runner.invoke(app, ["eval", PROBLEM, str(DATA / "candidates" / "fault_segfault.py"),
                                  "--device", "cpu"], env=FAST)

@@ -12,6 +12,7 @@ import signal
 from typing import Any
 
 from kernelpro.config import Settings, load_settings
+from kernelpro.harness.compile_ahead import compile_ahead
 from kernelpro.harness.result import EvalResult, GuardFinding, rejected
 from kernelpro.harness.sandbox import WorkerOutcome, run_worker
 from kernelpro.harness.static_guards import scan_source
@@ -59,6 +60,7 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
         "device": device,
         "timing": timing,
         "harness": h.model_dump(mode="json"),
+        "compile": settings.compile.model_dump(mode="json"),  # so kernelpro.runtime in the worker shares the cache
         "seeds": {"init": secrets.randbits(62), "correctness": seeds(max(1, h.correctness_trials)),
                   "scaled": seeds(h.scaled_trials), "timing": seeds(max(1, h.input_pool))},
     }
@@ -94,14 +96,33 @@ def classify(outcome: WorkerOutcome, settings: Settings) -> EvalResult:
 def judge(problem: Problem, candidate_source: str, device: str = "auto", settings: Settings | None = None,
           timing: bool = True) -> EvalResult:
     """Judge one candidate: correct on fresh inputs, timed, guarded. Never raises for a bad candidate."""
+    return judge_many(problem, [candidate_source], device, settings, timing)[0]
+
+
+def judge_many(problem: Problem, candidate_sources: list[str], device: str = "auto",
+               settings: Settings | None = None, timing: bool = True) -> list[EvalResult]:
+    """Judge candidates of one problem in turn, their CUDA kernels compiled ahead in the compile pool.
+
+    Each candidate still gets its own worker; compiling ahead means the workers find their kernels in the
+    shared cache, and a kernel that does not compile costs no worker at all.
+    """
     settings = settings or load_settings()
     device = resolve_device(device if device != "auto" else settings.device)
-    checked = precheck(candidate_source)
-    if isinstance(checked, EvalResult):
-        checked.device = device
-        return checked
-    result = classify(run_worker(make_job(problem, candidate_source, device, settings, timing),
-                                 settings.harness), settings)
-    result.guards = [*checked, *[g for g in result.guards if g not in checked]]
-    result.device = result.device or device
-    return result
+    checked = [precheck(source) for source in candidate_sources]
+    runnable = [i for i, c in enumerate(checked) if not isinstance(c, EvalResult)]
+    compiled = dict(zip(runnable, compile_ahead([candidate_sources[i] for i in runnable], settings.compile),
+                        strict=True))
+    results: list[EvalResult] = []
+    for index, (source, found) in enumerate(zip(candidate_sources, checked, strict=True)):
+        if isinstance(found, EvalResult):
+            result = found
+        elif broken := next((r for r in compiled.get(index, []) if r.failure == "compile"), None):
+            result = EvalResult(status="compile_error", reason="kernel_compile_error", guards=found,
+                                message=f"a CudaKernel does not compile ({broken.backend}):\n{broken.message}")
+        else:
+            result = classify(run_worker(make_job(problem, source, device, settings, timing), settings.harness),
+                              settings)
+            result.guards = [*found, *[g for g in result.guards if g not in found]]
+        result.device = result.device or device
+        results.append(result)
+    return results

@@ -35,6 +35,10 @@ def main() -> None:
         channel.flush()
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    # kernelpro.runtime reads its compile settings (the shared cache above all) from the environment.
+    for key, value in job.pop("compile", {}).items():
+        if value is not None:
+            os.environ[f"KERNELPRO_COMPILE__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
     emit({"phase": "start"})
     # Import the judge before the candidate can run: timing binds its clocks at import.
     import torch

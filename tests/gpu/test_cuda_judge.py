@@ -20,6 +20,7 @@ def dynamic(name: str, settings, problem_name: str = "scale_relu"):
 
 @pytest.mark.parametrize(("name", "problem_name"), [
     ("honest_scale_relu", "scale_relu"), ("honest_triton_scale_relu", "scale_relu"),
+    ("honest_cuda_scale_relu", "scale_relu"),  # an NVRTC kernel through kernelpro.runtime
     ("honest_matmul_relu", "matmul_relu"), ("honest_softmax", "softmax_wide"),
     ("honest_split_stats", "split_stats"), ("honest_flatten_view", "flatten_view"),
     ("honest_inplace_relu", "inplace_relu"),
