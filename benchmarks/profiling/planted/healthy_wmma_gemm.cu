@@ -28,14 +28,7 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
-#define CUDA_CHECK(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t err_ = (call);                                                                   \
-    if (err_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#include "common.cuh"  // CUDA_CHECK
 
 using namespace nvcuda;
 

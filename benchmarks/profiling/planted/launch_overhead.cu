@@ -19,14 +19,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CUDA_CHECK(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t err_ = (call);                                                                   \
-    if (err_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#include "common.cuh"  // CUDA_CHECK
 
 constexpr int N = 32768;
 constexpr int BLOCK = 128;

@@ -25,14 +25,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-#define CUDA_CHECK(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t err_ = (call);                                                                   \
-    if (err_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#include "common.cuh"  // CUDA_CHECK
 
 constexpr unsigned LOG2_N = 27;                  // 2^27 x 4 bytes = 512 MiB
 constexpr unsigned N = 1u << LOG2_N;

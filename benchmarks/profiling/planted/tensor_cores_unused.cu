@@ -29,14 +29,7 @@
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 
-#define CUDA_CHECK(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t err_ = (call);                                                                   \
-    if (err_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+#include "common.cuh"  // CUDA_CHECK
 
 constexpr int M = 4096, N = 4096, K = 4096;
 constexpr int BM = 128, BN = 128, BK = 16, THREADS = 256;
