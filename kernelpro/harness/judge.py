@@ -7,6 +7,7 @@ candidate's code runs in a worker process (``sandbox``), whose death or silence 
 from __future__ import annotations
 
 import ast
+import hashlib
 import secrets
 import signal
 from typing import Any
@@ -61,6 +62,10 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
         "timing": timing,
         "harness": h.model_dump(mode="json"),
         "compile": settings.compile.model_dump(mode="json"),  # so kernelpro.runtime in the worker shares the cache
+        # load_inline builds land in a directory of their own per candidate source: concurrent builds of
+        # different candidates (which all tend to name their extension the same) never collide.
+        "torch_extensions_dir": str(settings.compile.cache_dir.expanduser() / "torch_extensions"
+                                    / hashlib.sha256(candidate_source.encode()).hexdigest()[:16]),
         "seeds": {"init": secrets.randbits(62), "correctness": seeds(max(1, h.correctness_trials)),
                   "scaled": seeds(h.scaled_trials), "timing": seeds(max(1, h.input_pool))},
     }

@@ -35,6 +35,7 @@ def main() -> None:
         channel.flush()
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.environ["TORCH_EXTENSIONS_DIR"] = job.pop("torch_extensions_dir")
     # kernelpro.runtime reads its compile settings (the shared cache above all) from the environment.
     for key, value in job.pop("compile", {}).items():
         if value is not None:
