@@ -75,6 +75,10 @@ class HarnessSettings(BaseModel):
     """Distinct input sets that timing cycles through, cloned fresh for every call."""
     l2_flush_bytes: int = 0
     """Bytes written between CUDA trials to flush L2; 0 means four times the device's L2."""
+    energy: bool = False
+    """On CUDA, also measure joules per call and average power through NVML (adds seconds per model)."""
+    energy_seconds: float = 1.0
+    """How long each model is run for the energy reading (NVML's counter moves about every 100 ms)."""
     output_tail_bytes: int = 8192
     """How much of the worker's stdout/stderr is kept for the message (the rest is counted, not kept)."""
 

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import cuda_driver, integrity, precision
+from kernelpro.harness import cuda_driver, energy, integrity, precision
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness.compare import (
     POISON_BYTE,
@@ -153,11 +153,28 @@ class Evaluation:
 
         timings = self.guarded(lambda: _no_grad(time_models)(models, pool, clock, self.settings, check_call),
                                "candidate")
+        if self.settings.energy and self.device.type == "cuda":
+            self.measure_energy(models, pool[0], timings)
         result.reference, result.candidate = timings["reference"], timings["candidate"]
         result.speedup = timings["reference"].median_ms / max(timings["candidate"].median_ms, 1e-9)
         result.message = (f"correct on {result.trials_checked} input sets and every timed call; "
                           f"{result.speedup:.2f}x ({timings['candidate'].median_ms:.4g} ms vs "
                           f"{timings['reference'].median_ms:.4g} ms)")
+
+    def measure_energy(self, models: dict[str, Any], inputs: list[Any], timings: dict[str, Any]) -> None:
+        self.enter("energy")
+        index = self.device.index or 0
+        if reason := energy.unavailable(index):
+            self.findings.append(dyn.finding("energy", reason, severity="info"))
+            return
+        for name, model in models.items():
+            args = clone_inputs(inputs)
+            repeat = _no_grad(lambda model=model, args=args: model(*args))
+            reading = self.guarded(lambda repeat=repeat: energy.measure_energy(
+                repeat, _device_synchronize, index, self.settings.energy_seconds), name)
+            timings[name].energy_j, timings[name].power_w = reading.joules_per_call, reading.average_watts
+            if name == "candidate":
+                self.after_candidate_call()
 
     # -- guards -----------------------------------------------------------------------------------
     def check_inputs(self, untouched: list[Any], cand_args: list[Any], inputs: list[Any], ref_args: list[Any],

@@ -48,6 +48,10 @@ class Timing(BaseModel):
     trials: int
     method: str
     host_median_ms: float | None = None
+    energy_j: float | None = None
+    """Joules per call, from NVML's energy counter, when measured."""
+    power_w: float | None = None
+    """Average board power while the call repeated, when measured."""
 
     @property
     def spread(self) -> float:
