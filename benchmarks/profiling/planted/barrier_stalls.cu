@@ -67,12 +67,7 @@ int main() {
   }
   CUDA_CHECK(cudaDeviceSynchronize());
 
-  std::vector<float> h(n);
-  CUDA_CHECK(cudaMemcpy(h.data(), out, n * sizeof(float), cudaMemcpyDeviceToHost));
-  double sum = 0.0;
-  for (float v : h) sum += v;
-  if (!std::isfinite(sum)) { std::fprintf(stderr, "planted_barrier_stalls: non-finite result\n"); return 1; }
-  std::printf("planted_barrier_stalls ok %.6e\n", sum);
+  if (report_float_checksum("planted_barrier_stalls", out, n) != 0) return 1;
   CUDA_CHECK(cudaFree(seed)); CUDA_CHECK(cudaFree(out));
   return 0;
 }

@@ -12,3 +12,17 @@
       std::exit(1);                                                                              \
     }                                                                                            \
   } while (0)
+
+#include <cmath>
+#include <vector>
+
+// Copy n floats back, print "<name> ok <sum>" (the line capture_planted.sh looks for); 1 if the sum is not finite.
+inline int report_float_checksum(const char* name, const float* device, size_t n) {
+  std::vector<float> h(n);
+  CUDA_CHECK(cudaMemcpy(h.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost));
+  double sum = 0.0;
+  for (float v : h) sum += v;
+  if (!std::isfinite(sum)) { std::fprintf(stderr, "%s: non-finite result\n", name); return 1; }
+  std::printf("%s ok %.6e\n", name, sum);
+  return 0;
+}

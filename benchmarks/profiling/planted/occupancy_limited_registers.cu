@@ -100,12 +100,7 @@ int main() {
   }
   CUDA_CHECK(cudaDeviceSynchronize());
 
-  std::vector<float> h(threads);
-  CUDA_CHECK(cudaMemcpy(h.data(), out, threads * sizeof(float), cudaMemcpyDeviceToHost));
-  double sum = 0.0;
-  for (float v : h) sum += v;
-  if (!std::isfinite(sum)) { std::fprintf(stderr, "planted_occupancy_limited_registers: non-finite result\n"); return 1; }
-  std::printf("planted_occupancy_limited_registers ok %.6e\n", sum);
+  if (report_float_checksum("planted_occupancy_limited_registers", out, threads) != 0) return 1;
   CUDA_CHECK(cudaFree(in)); CUDA_CHECK(cudaFree(coef)); CUDA_CHECK(cudaFree(out));
   return 0;
 }
