@@ -1,0 +1,114 @@
+"""Read an Nsight Compute report (`.ncu-rep`) into KernelMetrics, without ncu and without a GPU.
+
+Uses the `ncu_report` module from the `ncu-report` wheel. Metric names, values and units are those of the raw CSV
+page with `--print-units base` (the report stores base units), so both readers feed the same diagnosers. The
+report adds what the CSV lacks: ncu's own rule results, with their estimated speedups.
+
+The launch id is the launch's position in the report, which is what ncu's CSV `ID` column counts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from kernelpro.tools.profiling.metrics import KernelMetrics
+from kernelpro.tools.profiling.ncu_csv import short_name
+
+MAGIC = b"NVR\x00"  # the first bytes of every .ncu-rep file
+MESSAGE_TYPES = {0: "none", 1: "ok", 2: "optimization", 3: "warning", 4: "error"}
+SPEEDUP_TYPES = {0: "unknown", 1: "local", 2: "global"}
+# ncu's markup in rule messages: @section:Id:Shown Name@ and @url:Shown Name:https://...@
+_SECTION_LINK = re.compile(r"@section:[^:@]*:([^@]*)@")
+_URL_LINK = re.compile(r"@url:([^:@]*):([^@]*)@")
+# Derived helper metrics ncu keeps in reports for its rules; the CSV export leaves them out.
+_REPORT_ONLY_PREFIXES = ("breakdown:", "group:")
+
+
+class NcuReportError(ValueError):
+    """The file is missing, not an Nsight Compute report, or holds no usable kernel launch."""
+
+
+def _plain_message(text: str) -> str:
+    """A rule message without ncu's link markup: sections by name, links as `name (url)`."""
+    return _URL_LINK.sub(r"\1 (\2)", _SECTION_LINK.sub(r"\1", text)).strip()
+
+
+def _rule(result: dict[str, Any]) -> dict[str, Any]:
+    message = result.get("rule_message") or {}
+    speedup = result.get("speedup_estimation") or {}
+    return {
+        "rule": result.get("rule_identifier", ""),
+        "name": result.get("name", ""),
+        "section": result.get("section_identifier", ""),
+        "type": MESSAGE_TYPES.get(message.get("type", 0), "none"),
+        "title": message.get("title", ""),
+        "message": _plain_message(message.get("message", "")),
+        "speedup": speedup.get("speedup"),  # estimated % of the kernel's time recoverable
+        "speedup_type": SPEEDUP_TYPES.get(speedup.get("type", 0), "unknown") if speedup else None,
+    }
+
+
+def _dims(values: dict[str, float], prefix: str) -> tuple[int, int, int] | None:
+    keys = [f"{prefix}_{axis}" for axis in "xyz"]
+    return tuple(int(values[k]) for k in keys) if all(k in values for k in keys) else None  # type: ignore[return-value]
+
+
+def _kernel(action: Any, launch: int) -> KernelMetrics:
+    values: dict[str, float] = {}
+    units: dict[str, str] = {}
+    text: dict[str, str] = {}
+    for name in action.metric_names():
+        if name.startswith(_REPORT_ONLY_PREFIXES):
+            continue
+        metric = action.metric_by_name(name)
+        if metric is None or not metric.has_value():
+            continue
+        value = metric.value()
+        if isinstance(value, str):
+            if value.strip():
+                text[name] = value
+        elif value is not None and not (isinstance(value, float) and math.isnan(value)):
+            values[name] = float(value)
+            if metric.unit():
+                units[name] = metric.unit()
+    full = action.name(action.NameBase_DEMANGLED)
+    return KernelMetrics(
+        name=short_name(full), launch=launch, values=values, units=units, text=text, full_name=full,
+        block=_dims(values, "launch__block_dim"), grid=_dims(values, "launch__grid_dim"),
+        rules=tuple(_rule(r) for r in action.rule_results_as_dicts()),
+    )
+
+
+def read_ncu_report(path: str | Path) -> list[KernelMetrics]:
+    """Every kernel launch in the report, in launch order."""
+    path = Path(path)
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(MAGIC))
+    except FileNotFoundError:
+        raise NcuReportError(f"{path}: no such file") from None
+    except OSError as error:
+        raise NcuReportError(f"cannot read {path}: {error.strerror}") from None
+    if head != MAGIC:
+        raise NcuReportError(f"{path}: not an Nsight Compute report (a .ncu-rep file starts with 'NVR')")
+    import ncu_report
+
+    try:
+        context = ncu_report.load_report(str(path))
+    except Exception as error:  # noqa: BLE001 - the library raises its own types for unreadable files
+        raise NcuReportError(f"{path}: ncu_report could not load it: {error}") from None
+    kernels: list[KernelMetrics] = []
+    for r in range(context.num_ranges()):
+        profiled_range = context.range_by_idx(r)
+        for a in range(profiled_range.num_actions()):
+            action = profiled_range.action_by_idx(a)
+            if not action.metric_names():
+                raise NcuReportError(f"{path}: launch {len(kernels)} has no metrics; the report is truncated or "
+                                     "corrupt")
+            kernels.append(_kernel(action, len(kernels)))
+    if not kernels:
+        raise NcuReportError(f"{path}: no kernel launches in the report (truncated, or ncu profiled nothing)")
+    return kernels

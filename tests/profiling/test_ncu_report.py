@@ -1,0 +1,72 @@
+"""The .ncu-rep reader against the raw CSV of the same H200 capture, its rule results, and broken files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
+from kernelpro.tools.profiling.ncu_report import NcuReportError, read_ncu_report
+
+NCU = Path(__file__).parents[1] / "data" / "ncu"
+REPORTS = ("memory_bound", "smem_bank_conflicts")
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_report_agrees_with_the_csv_export_of_the_same_capture(name):
+    (from_report,) = read_ncu_report(NCU / "reports" / f"{name}.ncu-rep")
+    (from_csv,) = read_ncu_csv(NCU / "planted" / f"{name}.csv")
+    assert from_report.name == from_csv.name == f"planted_{name}"
+    assert from_report.full_name == from_csv.full_name
+    assert from_report.launch == from_csv.launch == 0
+    assert from_report.block == from_csv.block and from_report.grid == from_csv.grid
+    assert set(from_report.values) == set(from_csv.values)
+    for metric, value in from_csv.values.items():
+        assert from_report.values[metric] == pytest.approx(value, rel=1e-6, abs=0.01), metric
+    for metric, unit in from_csv.units.items():
+        assert from_report.units[metric] == unit, metric
+    # The CSV prints "no data" for metrics without a value; the report reader leaves them out, like n/a.
+    csv_text = {k: v for k, v in from_csv.text.items() if v != "no data"}
+    assert from_report.text == csv_text
+    assert from_report.sm_clock_hz == pytest.approx(from_csv.sm_clock_hz) and from_report.sm_clock_hz > 1e9
+
+
+def test_rule_results_carry_type_message_and_estimated_speedup():
+    (kernel,) = read_ncu_report(NCU / "reports" / "smem_bank_conflicts.ncu-rep")
+    rules = {r["rule"]: r for r in kernel.rules if r["type"] != "none"}
+    conflicts = rules["SharedMemoryConflicts"]
+    assert conflicts["type"] == "optimization"
+    assert "bank conflict" in conflicts["message"]
+    assert conflicts["speedup"] > 90 and conflicts["speedup_type"] in ("local", "global")
+    assert rules["SOLBottleneck"]["type"] == "ok" and rules["SOLBottleneck"]["speedup"] is None
+    # ncu's link markup is turned into plain names
+    assert not any("@section:" in r["message"] or "@url:" in r["message"] for r in kernel.rules)
+    assert any("Memory Workload Analysis" in r["message"] for r in kernel.rules)
+
+
+def test_memory_bound_report_has_no_bank_conflict_rule():
+    (kernel,) = read_ncu_report(NCU / "reports" / "memory_bound.ncu-rep")
+    assert "SharedMemoryConflicts" not in {r["rule"] for r in kernel.rules}
+    assert kernel.get("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") > 75
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(NcuReportError, match="no such file"):
+        read_ncu_report(tmp_path / "absent.ncu-rep")
+
+
+def test_a_file_that_is_not_a_report(tmp_path):
+    path = tmp_path / "profile.ncu-rep"
+    path.write_text("==PROF== Connected to process 1\n")
+    with pytest.raises(NcuReportError, match="not an Nsight Compute report"):
+        read_ncu_report(path)
+
+
+@pytest.mark.parametrize(("fraction", "match"), [(0.01, "no kernel launches"), (0.5, "truncated or corrupt")])
+def test_truncated_reports(tmp_path, fraction, match):
+    data = (NCU / "reports" / "memory_bound.ncu-rep").read_bytes()
+    path = tmp_path / "cut.ncu-rep"
+    path.write_bytes(data[: int(len(data) * fraction)])
+    with pytest.raises(NcuReportError, match=match):
+        read_ncu_report(path)
