@@ -52,9 +52,11 @@ class Finding(BaseModel):
     advice: list[str] = Field(default_factory=list)  # concrete remedies, most promising first
     impact: float = Field(0.0, ge=0.0, le=1.0)
     detail: str = ""  # the limiter in families with several causes, e.g. "registers" for occupancy_limited
+    symptom_of: str = ""  # set when another finding on the same kernel is the cause of this one
 
     def render(self) -> str:
-        lines = [f"[{self.severity}] {self.id}: {self.title}", self.explanation]
+        symptom = f" (a symptom of {self.symptom_of})" if self.symptom_of else ""
+        lines = [f"[{self.severity}] {self.id}: {self.title}{symptom}", self.explanation]
         lines += [f"  evidence: {e.render()}" for e in self.evidence]
         lines += [f"  try: {a}" for a in self.advice]
         return "\n".join(lines)

@@ -1,0 +1,176 @@
+"""Micro-profiling end to end: stage 1 (roofline) picks the diagnosers, stage 2 runs them, findings are ranked.
+
+`diagnose` handles one kernel launch; `diagnose_program` a whole profiled program (a model's forward can launch
+dozens of kernels): launches of the same kernel are grouped, groups ordered by their share of GPU time, the top
+ones diagnosed, and a program-level launch_overhead finding raised when many short launches dominate.
+Both results have a dict/JSON form for tools and a short `render()` text for an LLM.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from kernelpro.tools.profiling.diagnosers import DIAGNOSERS
+from kernelpro.tools.profiling.diagnosers.ranking import rank_findings
+from kernelpro.tools.profiling.diagnosers.signals import (
+    LAUNCH_FLOOR_NS,
+    SHORT_KERNEL_NS,
+    duration,
+    evidence,
+    finding,
+)
+from kernelpro.tools.profiling.findings import Finding
+from kernelpro.tools.profiling.gpu_specs import GpuSpecs
+from kernelpro.tools.profiling.metrics import KernelMetrics
+from kernelpro.tools.profiling.roofline import Roofline, classify
+
+# Kernels diagnosed in a program: the rest are listed with their time share only.
+TOP_KERNELS = 5
+# Findings rendered in full per kernel (the rest are named): keeps a kernel to a few hundred words.
+RENDERED_FINDINGS = 3
+RENDERED_ADVICE = 3
+# Program-level launch overhead: at least this many launches shorter than SHORT_KERNEL_NS, taking at least
+# this share of the GPU time.
+MANY_SHORT_LAUNCHES = 4
+SHORT_TIME_SHARE = 0.5
+
+
+class KernelDiagnosis(BaseModel):
+    name: str
+    launch: int
+    duration_ns: float | None = None
+    sm_clock_hz: float | None = None
+    roofline: Roofline
+    findings: list[Finding] = Field(default_factory=list)  # ranked, cause before symptom
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump()
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def render(self, max_findings: int = RENDERED_FINDINGS) -> str:
+        clock = f" at {self.sm_clock_hz / 1e9:.2f} GHz" if self.sm_clock_hz else ""
+        took = f": {duration(self.duration_ns)}{clock}" if self.duration_ns else ""
+        lines = [f"{self.name} (launch {self.launch}){took}", f"Roofline: {self.roofline.summary}"]
+        if not self.findings:
+            lines.append("No bottleneck found among the diagnosers this class runs.")
+        lines += [render_finding(f, i) for i, f in enumerate(self.findings[:max_findings], 1)]
+        rest = self.findings[max_findings:]
+        if rest:
+            lines.append("Also: " + ", ".join(f"{f.id} (impact {f.impact:.0%})" for f in rest))
+        return "\n".join(lines)
+
+
+class KernelGroup(BaseModel):
+    """All launches of one kernel in a program."""
+
+    name: str
+    launches: int
+    total_ns: float
+    share: float  # of the program's GPU time
+    diagnosis: KernelDiagnosis | None = None  # of the median-length launch; None beyond the top kernels
+
+    def to_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"name": self.name, "launches": self.launches, "total_ns": self.total_ns,
+                                 "share": self.share}
+        if self.diagnosis:
+            diagnosis = self.diagnosis.to_dict()
+            entry |= {"launch": diagnosis["launch"], "duration_ns": diagnosis["duration_ns"],
+                      "roofline": diagnosis["roofline"], "findings": diagnosis["findings"]}
+        return entry
+
+
+class ProgramDiagnosis(BaseModel):
+    total_ns: float
+    launches: int
+    kernels: list[KernelGroup] = Field(default_factory=list)  # by share of GPU time, largest first
+    findings: list[Finding] = Field(default_factory=list)  # program-level (launch_overhead)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total_ns": self.total_ns, "launches": self.launches,
+                "findings": [f.model_dump() for f in self.findings], "kernels": [g.to_dict() for g in self.kernels]}
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def render(self, max_findings: int = RENDERED_FINDINGS) -> str:
+        lines = [f"{self.launches} launches of {len(self.kernels)} kernels, {duration(self.total_ns)} of GPU time."]
+        lines += [render_finding(f, i) for i, f in enumerate(self.findings, 1)]
+        for group in self.kernels:
+            lines.append("")
+            lines.append(f"## {group.name}: {group.share:.0%} of GPU time, {group.launches} launch"
+                         f"{'es' if group.launches > 1 else ''}")
+            if group.diagnosis:
+                lines.append(group.diagnosis.render(max_findings))
+        return "\n".join(lines).strip()
+
+
+def render_finding(f: Finding, number: int) -> str:
+    """A finding for an LLM: title, cause, evidence, remedies; a symptom gets its title and evidence only."""
+    symptom = f" (a symptom of {f.symptom_of})" if f.symptom_of else ""
+    lines = [f"{number}. [{f.severity}] {f.id}: {f.title}{symptom}"]
+    if not f.symptom_of:
+        lines.append(f"   {f.explanation}")
+    lines.append("   Evidence: " + "; ".join(e.render() for e in f.evidence))
+    lines += [f"   - {advice}" for advice in ([] if f.symptom_of else f.advice[:RENDERED_ADVICE])]
+    return "\n".join(lines)
+
+
+def diagnose(kernel: KernelMetrics, gpu: GpuSpecs, only: Iterable[str] | None = None) -> KernelDiagnosis:
+    """Classify one launch, run the diagnosers its class makes relevant (or `only` these ids), rank findings."""
+    roofline = classify(kernel, gpu)
+    ids = tuple(only) if only is not None else roofline.diagnoser_ids()
+    findings = [f for id in ids for f in DIAGNOSERS[id](kernel, gpu)]
+    return KernelDiagnosis(name=kernel.name, launch=kernel.launch, duration_ns=kernel.duration_ns,
+                           sm_clock_hz=kernel.sm_clock_hz, roofline=roofline, findings=rank_findings(findings))
+
+
+def diagnose_program(kernels: Sequence[KernelMetrics], gpu: GpuSpecs, top: int = TOP_KERNELS) -> ProgramDiagnosis:
+    groups: dict[str, list[KernelMetrics]] = {}
+    for k in kernels:
+        groups.setdefault(k.name, []).append(k)
+    total_ns = sum(k.duration_ns or 0.0 for k in kernels)
+    ordered = sorted(groups.items(), key=lambda item: -sum(k.duration_ns or 0.0 for k in item[1]))
+    result = []
+    for rank, (name, launches) in enumerate(ordered):
+        spent = sum(k.duration_ns or 0.0 for k in launches)
+        representative = _median_launch(launches)
+        result.append(KernelGroup(name=name, launches=len(launches), total_ns=spent,
+                                  share=spent / total_ns if total_ns else 0.0,
+                                  diagnosis=diagnose(representative, gpu) if rank < top else None))
+    return ProgramDiagnosis(total_ns=total_ns, launches=len(kernels), kernels=result,
+                            findings=_program_launch_overhead(kernels, total_ns))
+
+
+def _median_launch(launches: list[KernelMetrics]) -> KernelMetrics:
+    """The launch of median length: typical of the group, unlike the first (cold caches, clocks ramping)."""
+    ordered = sorted(launches, key=lambda k: k.duration_ns or 0.0)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _program_launch_overhead(kernels: Sequence[KernelMetrics], total_ns: float) -> list[Finding]:
+    short = [k for k in kernels if k.duration_ns and k.duration_ns < SHORT_KERNEL_NS]
+    short_ns = sum(k.duration_ns or 0.0 for k in short)
+    if len(short) < MANY_SHORT_LAUNCHES or not total_ns or short_ns / total_ns < SHORT_TIME_SHARE:
+        return []
+    fixed = sum(min(k.duration_ns or 0.0, LAUNCH_FLOOR_NS) for k in short)
+    names = sorted({k.name for k in short}, key=lambda n: -sum(k.duration_ns or 0 for k in short if k.name == n))
+    return [finding(
+        "launch_overhead", f"Launch overhead: {len(short)} launches under {duration(SHORT_KERNEL_NS)} take "
+        f"{short_ns / total_ns:.0%} of GPU time",
+        impact=fixed / total_ns, detail="program",
+        explanation=(f"Most of the program's GPU time is spent in {len(short)} kernels that each last about as long "
+                     "as launching, filling and draining the GPU, so fixed per-launch costs outweigh the work. "
+                     "The host-side gaps between these launches, which the profile does not show, add to it."),
+        advice=[f"Fuse consecutive small kernels ({', '.join(names[:3])}) into one that keeps intermediates in "
+                "registers or shared memory.",
+                "Capture the launch sequence in a CUDA graph (torch.cuda.graphs) to remove per-launch CPU cost.",
+                "Batch repeated calls into one launch with a batch dimension in the grid."],
+        evidence=[evidence("launches shorter than threshold", len(short), "launches",
+                           f">= {MANY_SHORT_LAUNCHES}, each < {SHORT_KERNEL_NS:,.0f} ns"),
+                  evidence("their share of GPU time", short_ns / total_ns * 100, "%", f">= {SHORT_TIME_SHARE:.0%}")])]
