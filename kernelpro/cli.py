@@ -263,6 +263,15 @@ def memory_forget(
     console.print(f"forgot [bold]{count}[/] records of run {escape(run)}", highlight=False, soft_wrap=True)
 
 
+def _register_commands() -> None:
+    from kernelpro import cli_profile
+
+    cli_profile.register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     app()
 

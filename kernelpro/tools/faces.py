@@ -7,6 +7,7 @@ the run's ``ToolContext`` and returns the function the tool calls.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from kernelpro.tools import schemas as s
@@ -162,6 +163,87 @@ def memory_write(context: ToolContext) -> Callable[..., Reply]:
     return run
 
 
+def _profile_dir(context: ToolContext) -> Any:
+    import tempfile
+    from pathlib import Path
+
+    return context.backend("profile_dir", lambda: Path(tempfile.mkdtemp(prefix="kernelpro-profiles-")))
+
+
+def profile(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.tools.profiling.ncu_command import NcuOptions
+        from kernelpro.tools.profiling.service import profile_and_diagnose
+
+        args = s.ProfileArgs(**kwargs)
+        if context.problem is None:
+            raise ValueError("no problem is loaded in this session, so there is nothing to profile")
+        options = NcuOptions(stage=2 if args.full else 1, kernel_regex=args.kernel_regex)
+        profiled = profile_and_diagnose(context.problem.source, args.source, device=context.device,
+                                        options=options, workdir=_profile_dir(context) / f"p{len(context._backends)}")
+        if profiled.profile.csv_path:
+            context.latest_profile = Path(profiled.profile.csv_path)
+        return profiled.render(), profiled.model_dump(mode="json", exclude={"profile": {"kernels"}})
+    return run
+
+
+def diagnose(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.tools.profiling.service import diagnose_saved
+
+        args = s.DiagnoseArgs(**kwargs)
+        diagnosis, gpu = diagnose_saved(Path(args.ncu_csv) if args.ncu_csv else None,
+                                        Path(args.ncu_rep) if args.ncu_rep else None, args.gpu)
+        return f"on {gpu.name}:\n{diagnosis.render()}", diagnosis.to_dict()
+    return run
+
+
+def read_metrics(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.tools.profiling.service import read_saved_profile
+
+        args = s.ReadMetricsArgs(**kwargs)
+        path = Path(args.profile) if args.profile else context.latest_profile
+        if path is None:
+            raise ValueError("no profile taken in this run yet; call profile first or give a saved profile path")
+        kernels = read_saved_profile(ncu_rep=path) if path.suffix == ".ncu-rep" else read_saved_profile(ncu_csv=path)
+        if args.kernel:
+            kernels = [k for k in kernels if args.kernel in k.name]
+            if not kernels:
+                raise ValueError(f"no kernel matching {args.kernel!r} in {path.name}")
+        kernel = max(kernels, key=lambda k: k.duration_ns or 0.0)
+        found = {name: value for name, value in sorted(kernel.values.items())
+                 if any(name.startswith(m) for m in args.metrics)}
+        text = {name: value for name, value in sorted(kernel.text.items())
+                if any(name.startswith(m) for m in args.metrics)}
+        if not found and not text:
+            raise ValueError(f"none of {args.metrics} was collected for {kernel.name}; names look like "
+                             "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+        shown = list(found.items())[:60]
+        lines = [f"{kernel.name} (launch {kernel.launch}):"]
+        lines += [f"{name} = {value:,.6g} {kernel.units.get(name, '')}".rstrip() for name, value in shown]
+        lines += [f"{name} = {value}" for name, value in list(text.items())[:20]]
+        if len(found) > len(shown):
+            lines.append(f"... {len(found) - len(shown)} more; ask for longer prefixes")
+        return "\n".join(lines), {"kernel": kernel.name, "launch": kernel.launch, "values": found, "text": text}
+    return run
+
+
+def static_report(context: ToolContext) -> Callable[..., Reply]:
+    def run(**kwargs: Any) -> Reply:
+        from kernelpro.tools.profiling.static_report import static_report as report
+
+        args = s.StaticReportArgs(**kwargs)
+        result = _compile(context, args)
+        if not result.ok:
+            return f"compile failed ({result.backend}):\n{result.message}", result.model_dump()
+        gpu = _gpu_specs(context, None)
+        static = report(result.binary, result.log or "", block_size=args.block_size, gpu=gpu,
+                        dynamic_smem_bytes=args.dynamic_shared_bytes)
+        return static.render(), static.model_dump(mode="json")
+    return run
+
+
 CATALOGUE: list[tuple[str, str, type, Binder]] = [
     ("compile_check", "Compile CUDA C++ without running it: errors with line numbers, or registers, spills and "
      "shared memory per kernel.", s.CompileCheckArgs, compile_check),
@@ -182,4 +264,13 @@ CATALOGUE: list[tuple[str, str, type, Binder]] = [
     ("memory_search", "Lessons from earlier attempts related to a problem or a bottleneck.", s.MemorySearchArgs,
      memory_search),
     ("memory_write", "Save a lesson for later runs.", s.MemoryWriteArgs, memory_write),
+    ("profile", "Profile one call of the reference or a candidate with Nsight Compute on the GPU, then classify "
+     "each kernel on the roofline and diagnose what limits it (evidence and remedies).", s.ProfileArgs, profile),
+    ("diagnose", "Diagnose a saved Nsight Compute profile (raw CSV or .ncu-rep): roofline class and ranked "
+     "findings per kernel.", s.DiagnoseArgs, diagnose),
+    ("read_metrics", "Read raw Nsight Compute metrics of a kernel from the latest profile (or a saved one), by "
+     "name prefix.", s.ReadMetricsArgs, read_metrics),
+    ("static_report", "Compile CUDA C++ and report, without running it: registers, spills, shared memory, the "
+     "occupancy they allow, and the SASS instruction mix (tensor cores, vector widths, FP64, local memory).",
+     s.StaticReportArgs, static_report),
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -30,6 +31,7 @@ class ToolContext:
     device: str = "auto"
     run_id: str = "interactive"
     gpu: str | None = None
+    latest_profile: Path | None = None  # the CSV of the last profile taken in this run, for read_metrics
     _backends: dict[str, Any] = field(default_factory=dict)
 
     def backend(self, name: str, make: Callable[[], Any]) -> Any:

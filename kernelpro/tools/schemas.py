@@ -65,3 +65,30 @@ class MemorySearchArgs(BaseModel):
 class MemoryWriteArgs(BaseModel):
     text: str = Field(description="One lesson in a sentence or two: what was tried, what happened, and why.")
     tags: list[str] = Field(default_factory=list, description="Technique tags, e.g. ['smem-tiling', 'vectorize'].")
+
+
+class ProfileArgs(BaseModel):
+    source: str | None = Field(None, description="A candidate file (ModelNew) to profile; omit to profile the "
+                                                 "reference Model.")
+    full: bool = Field(True, description="Collect every ncu section (slower, every diagnoser can run); false: "
+                                         "speed-of-light metrics only.")
+    kernel_regex: str | None = Field(None, description="Only kernels whose name matches this regex.")
+
+
+class DiagnoseArgs(BaseModel):
+    ncu_csv: str | None = Field(None, description="Path of a saved `ncu --csv --page raw --print-units base` file.")
+    ncu_rep: str | None = Field(None, description="Path of a saved .ncu-rep report.")
+    gpu: str | None = Field(None, description="GPU name, when the profile does not record it.")
+
+
+class ReadMetricsArgs(BaseModel):
+    metrics: list[str] = Field(description="Metric names or prefixes, e.g. ['dram__throughput', "
+                                           "'smsp__average_warp_latency_issue_stalled'].", min_length=1)
+    kernel: str | None = Field(None, description="A substring of the kernel's name; default: the longest kernel.")
+    profile: str | None = Field(None, description="A saved CSV or .ncu-rep; default: the latest profile of this "
+                                                  "run.")
+
+
+class StaticReportArgs(CompileCheckArgs):
+    block_size: int | None = Field(None, ge=1, le=1024, description="Threads per block, for occupancy figures.")
+    dynamic_shared_bytes: int = Field(0, ge=0, description="Dynamic shared memory per block of the launch.")
