@@ -81,6 +81,19 @@ class HarnessSettings(BaseModel):
     """How long each model is run for the energy reading (NVML's counter moves about every 100 ms)."""
     output_tail_bytes: int = 8192
     """How much of the worker's stdout/stderr is kept for the message (the rest is counted, not kept)."""
+    worker_mode: Literal["persistent", "fresh"] = "persistent"
+    """``persistent``: one long-lived worker per device judges candidates one after another, its state reset and
+    checked between them, and replaced after a CUDA error, crash, timeout, memory kill or any sign of tampering.
+    ``fresh``: a new worker process per candidate; the most isolated, and seconds slower per candidate."""
+    worker_max_jobs: int = 64
+    """A persistent worker is replaced after this many candidates, so leaks cannot build up (0: never)."""
+    worker_reset_timeout_s: float = 30.0
+    """Time a persistent worker may take to reset between candidates before it is replaced."""
+    worker_preload: list[str] = Field(default_factory=lambda: ["numpy", "triton"])
+    """Modules a persistent worker imports before its first candidate, where installed: candidates find them
+    loaded, and the check between candidates covers them from the start."""
+    gpu_devices: list[int] | None = None
+    """CUDA device indices to judge on, one worker each, when the device is ``cuda``; None: every visible GPU."""
 
 
 KERNELPRO_HOME = Path.home() / ".kernelpro"
@@ -128,14 +141,46 @@ class MemorySettings(BaseModel):
 
 
 class LLMSettings(BaseModel):
-    """The model provider. Nothing here is used until a model is configured."""
+    """The model provider. Nothing here is used until a model is configured; without one, built-in recipes run."""
 
     model: str | None = None
-    """A LiteLLM model name, e.g. ``openai/gpt-5`` or ``anthropic/claude-sonnet-4``; unset means no LLM."""
+    """A LiteLLM model name, e.g. ``anthropic/claude-sonnet-4-5``, ``openai/gpt-5``, ``ollama/qwen2.5-coder``, or
+    ``openai/<served-name>`` with ``api_base`` for any OpenAI-compatible server; unset means no LLM."""
+    planner: str | None = None
+    """The planner's model (worth the strongest); unset means ``model``."""
+    coder: str | None = None
+    """The coder's model; unset means ``model``."""
+    profiler_interpreter: str | None = None
+    """The profiler-interpreter's model; unset means ``model``."""
+    critic: str | None = None
+    """The critic's model; unset means ``model``."""
+    forecaster: str | None = None
+    """The forecaster's model (called often, so a cheap one fits); unset means ``model``."""
     api_base: str | None = None
-    """An OpenAI-compatible endpoint, e.g. a local vLLM or Ollama server."""
+    """An OpenAI-compatible endpoint, e.g. ``http://localhost:8000/v1`` for vLLM; unset means the provider's own."""
     api_key: SecretStr | None = None
-    """Key for the provider; also read from the provider's own variable (OPENAI_API_KEY, ...)."""
+    """Key for the provider; unset means the provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)."""
+    temperature: float | None = None
+    """Sampling temperature; unset means the provider's default (some reasoning models accept no other)."""
+    max_retries: int = 4
+    """Retries of one call after a rate limit, a timeout, a lost connection or a 5xx, with exponential backoff."""
+    retry_backoff_s: float = 1.0
+    """The first wait before a retry; each further wait doubles, up to 60 s."""
+    timeout_s: float = 600.0
+    """Wall-time limit for one model call (long answers with code take minutes)."""
+    budget_usd: float | None = None
+    """Most dollars one run may spend on model calls; unset means no limit. A resumed run keeps its spend."""
+    prices: dict[str, dict[Literal["input_per_mtok", "output_per_mtok"], float]] = Field(default_factory=dict)
+    """Dollars per million tokens by model name, for models LiteLLM does not price (local ones), e.g.
+    ``{"openai/my-local": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}``; a listed model's price wins."""
+    tool_calling: Literal["auto", "native", "text"] = "auto"
+    """How agents call tools: ``native`` (the provider's tool calling), ``text`` (fenced blocks in plain text, for
+    models without it), or ``auto`` (native where LiteLLM says the model supports it, else text)."""
+
+    def model_for(self, role: str) -> str | None:
+        """The model of an agent role (``planner``, ``coder``, ...); other roles use the default."""
+        roles = ("planner", "coder", "profiler_interpreter", "critic", "forecaster")
+        return (getattr(self, role) if role in roles else None) or self.model
 
 
 class Settings(BaseSettings):
