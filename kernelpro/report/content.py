@@ -1,0 +1,84 @@
+"""The report's content as plain rows, shared by the Markdown and HTML renderings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernelpro.report.summary import RoleUsage, RunSummary
+from kernelpro.search.tree import Variant, VariantTree
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
+
+
+def speedup_text(speedup: float | None) -> str:
+    return f"{speedup:.2f}x" if speedup is not None else "-"
+
+
+def cost_text(usage: RoleUsage) -> str:
+    return f"${usage.cost_usd:.4f}" if usage.priced else f"${usage.cost_usd:.4f} (unpriced)"
+
+
+def overview(run: RunSummary) -> list[tuple[str, str]]:
+    """The run at a glance, as (label, value) pairs."""
+    policy = run.policy if run.policy == "recipes" or not run.models else \
+        f"llm ({', '.join(f'{role}: {model}' for role, model in run.models.items())})"
+    return [
+        ("Run", run.run_id), ("Problem", run.problem),
+        ("Device", run.device + (f" ({run.gpu_name})" if run.gpu_name else "")),
+        ("Policy", policy), ("Status", run.status + (f": {run.stop_reason}" if run.stop_reason else "")),
+        ("Started", run.started_at.isoformat(timespec="seconds")),
+        ("Ended", run.ended_at.isoformat(timespec="seconds") if run.ended_at else "-"),
+        ("Iterations", str(run.iterations)), ("Candidates judged", str(run.candidates_judged)),
+        ("Best", f"{run.best_variant_id} at {speedup_text(run.best_speedup)}" if run.best_variant_id else "none"),
+    ]
+
+
+def spend(run: RunSummary) -> list[tuple[str, str, str, str]]:
+    """(role, tokens in, tokens out, cost) per role and in total."""
+    rows = [(role + (f" ({u.model})" if u.model else ""), f"{u.tokens_in:,}", f"{u.tokens_out:,}", cost_text(u))
+            for role, u in run.llm_usage.items()]
+    total = run.total_usage
+    return [*rows, ("total", f"{total.tokens_in:,}", f"{total.tokens_out:,}", cost_text(total))]
+
+
+def resources(run: RunSummary) -> list[tuple[str, str]]:
+    return [("GPU time", duration(run.gpu_seconds) if run.gpu_seconds >= 1 else f"{run.gpu_seconds:.2f} s"),
+            ("Wall time", duration(run.wall_seconds))]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One variant as a step of the search: what led to it, what it tried, what came of it."""
+
+    variant: Variant
+    parent: Variant | None
+
+    @property
+    def outcome(self) -> str:
+        v = self.variant
+        if v.correct:
+            return f"correct, {speedup_text(v.speedup)}"
+        message = (v.result or {}).get("message", "") or v.diagnosis
+        return f"{v.verdict}" + (f": {message.splitlines()[0][:200]}" if message else "")
+
+    @property
+    def led_by(self) -> str:
+        """The parent's diagnosis and findings: what this step was answering."""
+        if self.parent is None:
+            return ""
+        parts = [self.parent.diagnosis] if self.parent.diagnosis else []
+        if self.parent.findings:
+            parts.append("findings: " + ", ".join(self.parent.findings))
+        return "; ".join(parts)
+
+
+def steps(tree: VariantTree) -> list[Step]:
+    """Every variant but the reference, in the order the search made them."""
+    ordered = sorted((v for v in tree if v.parent_id is not None), key=lambda v: (v.iteration, v.created_at))
+    return [Step(v, tree.get(v.parent_id) if v.parent_id else None) for v in ordered]

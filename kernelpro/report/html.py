@@ -1,0 +1,63 @@
+"""The report as one self-contained HTML page: inline CSS, the plot inlined as a base64 PNG.
+
+Everything that comes from a run (ideas, diagnoses, candidate code, model names) is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+
+from kernelpro.report import content
+from kernelpro.report.summary import RunSummary
+from kernelpro.search.tree import VariantTree
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; color: #222; line-height: 1.45; }
+h1 { font-size: 1.5rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 0.5rem 0; } td, th { border: 1px solid #ddd; padding: 0.25rem 0.6rem; }
+th { background: #f4f4f4; text-align: left; }
+pre { background: #f7f7f7; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }
+.step { border-left: 3px solid #1f5fa8; padding-left: 0.8rem; margin: 1rem 0; }
+.ok { color: #2a9d3f; } .bad { color: #c62828; } img { max-width: 100%; }
+"""
+
+
+def _table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = None) -> str:
+    head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>" if header else ""
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table>{head}{body}</table>"
+
+
+def render_html(run: RunSummary, tree: VariantTree, png: bytes) -> str:
+    best = tree.best()
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>kernelpro run {escape(run.run_id)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>kernelpro run {escape(run.run_id)}: {escape(run.problem)}</h1>",
+        _table(content.overview(run)),
+        f'<img alt="speedup over iterations" src="data:image/png;base64,{base64.b64encode(png).decode()}">',
+        "<h2>Variants</h2>", f"<pre>{escape(tree.render_ascii())}</pre>", "<h2>Steps</h2>",
+    ]
+    for step in content.steps(tree):
+        v = step.variant
+        verdict = "ok" if v.correct else "bad"
+        items = [f"<b>{escape(v.id)}</b> (iteration {v.iteration}, from {escape(v.parent_id or '')}, "
+                 f"{escape(v.origin)}, {escape(v.kind)})"]
+        if step.led_by:
+            items.append(f"Led by: {escape(step.led_by)}")
+        items += [f"Idea: {escape(v.idea) or '-'}", f'Outcome: <span class="{verdict}">{escape(step.outcome)}</span>']
+        if v.diagnosis:
+            items.append(f"Diagnosis: {escape(v.diagnosis)}")
+        if v.findings:
+            items.append(f"Findings: {escape(', '.join(v.findings))}")
+        if v.lesson:
+            items.append(f"Lesson: {escape(v.lesson)}")
+        parts.append('<div class="step">' + "<br>".join(items) + "</div>")
+    parts += ["<h2>Spend</h2>", _table(content.spend(run), ("role", "tokens in", "tokens out", "cost")),
+              _table(content.resources(run))]
+    if best is not None:
+        parts += [f"<h2>Best candidate: {escape(best.id)} ({escape(content.speedup_text(best.speedup))})</h2>",
+                  f"<pre>{escape(best.source)}</pre>"]
+    parts.append("</body></html>")
+    return "\n".join(parts)

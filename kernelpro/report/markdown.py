@@ -1,0 +1,42 @@
+"""The report as Markdown."""
+
+from __future__ import annotations
+
+from kernelpro.report import content
+from kernelpro.report.summary import RunSummary
+from kernelpro.search.tree import VariantTree
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows)]
+
+
+def render_markdown(run: RunSummary, tree: VariantTree, plot_name: str) -> str:
+    best = tree.best()
+    lines = [f"# kernelpro run {run.run_id}: {run.problem}", "", *_table(("", ""), content.overview(run)), "",
+             f"![speedup over iterations]({plot_name})", "", "## Variants", "", "```",
+             tree.render_ascii(), "```", "", "## Steps", ""]
+    for step in content.steps(tree):
+        v = step.variant
+        lines.append(f"### {v.id} (iteration {v.iteration}, from {v.parent_id}, {v.origin}, {v.kind})")
+        if step.led_by:
+            lines.append(f"- Led by: {step.led_by}")
+        lines += [f"- Idea: {' '.join(v.idea.split()) or '-'}", f"- Outcome: {step.outcome}"]
+        if v.diagnosis:
+            lines.append(f"- Diagnosis: {' '.join(v.diagnosis.split())}")
+        if v.findings:
+            lines.append(f"- Findings: {', '.join(v.findings)}")
+        if v.lesson:
+            lines.append(f"- Lesson: {' '.join(v.lesson.split())}")
+        lines.append("")
+    lines += ["## Spend", "", *_table(("role", "tokens in", "tokens out", "cost"), content.spend(run)), "",
+              *_table(("", ""), content.resources(run)), ""]
+    if best is not None:
+        lines += [f"## Best candidate: {best.id} ({content.speedup_text(best.speedup)})", "", "```python",
+                  best.source.rstrip(), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,53 @@
+"""What a run reports about itself: ``RunSummary`` (the graph fills it in at the end of a run)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class RoleUsage(BaseModel):
+    """LLM use of one agent role over a run."""
+
+    model: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    priced: bool = True
+    """False when the provider gave no price for the model: ``cost_usd`` is then a lower bound (often 0)."""
+
+
+class RunSummary(BaseModel):
+    """One optimisation run, as the report shows it."""
+
+    run_id: str
+    problem: str
+    device: str
+    gpu_name: str | None = None
+    policy: Literal["llm", "recipes"]
+    """``llm``: agents wrote candidates; ``recipes``: only the built-in recipes (no LLM configured)."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Model name per agent role, when the policy is ``llm``."""
+    status: Literal["completed", "stopped", "failed"]
+    stop_reason: str = ""
+    started_at: datetime
+    ended_at: datetime | None = None
+    iterations: int = 0
+    candidates_judged: int = 0
+    best_variant_id: str | None = None
+    best_speedup: float | None = None
+    llm_usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    """Per agent role (planner, coder...)."""
+    gpu_seconds: float = 0.0
+
+    @property
+    def wall_seconds(self) -> float | None:
+        return (self.ended_at - self.started_at).total_seconds() if self.ended_at else None
+
+    @property
+    def total_usage(self) -> RoleUsage:
+        roles = list(self.llm_usage.values())
+        return RoleUsage(tokens_in=sum(r.tokens_in for r in roles), tokens_out=sum(r.tokens_out for r in roles),
+                         cost_usd=sum(r.cost_usd for r in roles), priced=all(r.priced for r in roles))

@@ -1,0 +1,86 @@
+"""The run report: files written, content present, everything from the run escaped in HTML."""
+
+from __future__ import annotations
+
+import base64
+import re
+from datetime import datetime, timedelta, timezone
+
+from kernelpro.harness.result import EvalResult
+from kernelpro.report import RoleUsage, RunSummary, write_report
+from kernelpro.search.tree import VariantTree
+from tests.conftest import candidate, problem
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def run_and_tree() -> tuple[RunSummary, VariantTree, dict[str, str]]:
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    root = tree.root
+    root.diagnosis = "memory_bound: two passes over x"
+    root.findings = ["memory_bound", "launch_overhead"]
+    fused = tree.spawn(root.id, candidate("honest_scale_relu"), "fuse <relu> & scale in one pass", "llm", 1)
+    fused.record(EvalResult(status="ok", correct=True, speedup=1.75))
+    fused.lesson = "one pass halves the traffic"
+    broken = tree.spawn(root.id, candidate("honest_triton_scale_relu"), "a Triton kernel", "llm", 1)
+    broken.record(EvalResult(status="incorrect", reason="mismatch", message="max abs error 3.2 at [0, 5]"))
+    graphed = tree.spawn(fused.id, candidate("honest_cuda_scale_relu"), "NVRTC kernel", "recipe:cuda_graph", 2)
+    graphed.record(EvalResult(status="ok", correct=True, speedup=2.4))
+    started = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+    run = RunSummary(
+        run_id="run-<1>", problem="scale_relu", device="cuda", gpu_name="NVIDIA H200", policy="llm",
+        models={"planner": "openai/gpt-5", "coder": "anthropic/<coder>"}, status="stopped",
+        stop_reason="budget: $2 spent", started_at=started, ended_at=started + timedelta(minutes=12, seconds=5),
+        iterations=2, candidates_judged=3, best_variant_id=graphed.id, best_speedup=2.4,
+        llm_usage={"planner": RoleUsage(model="openai/gpt-5", tokens_in=12000, tokens_out=3400, cost_usd=0.21),
+                   "coder": RoleUsage(model="local/<coder>", tokens_in=50000, tokens_out=9000, priced=False)},
+        gpu_seconds=95.5)
+    return run, tree, {"fused": fused.id, "broken": broken.id, "graphed": graphed.id}
+
+
+def test_report_files_are_written(tmp_path):
+    run, tree, _ = run_and_tree()
+    paths = write_report(run, tree, tmp_path / "out")
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"report.md", "report.html", "speedup.png"}
+    assert paths.plot.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_markdown_tells_the_story_and_the_spend(tmp_path):
+    run, tree, ids = run_and_tree()
+    text = write_report(run, tree, tmp_path).markdown.read_text()
+    assert "# kernelpro run run-<1>: scale_relu" in text
+    assert "NVIDIA H200" in text and "stopped: budget: $2 spent" in text
+    assert "![speedup over iterations](speedup.png)" in text
+    assert tree.render_ascii() in text
+    assert f"### {ids['fused']} (iteration 1," in text
+    assert "- Led by: memory_bound: two passes over x; findings: memory_bound, launch_overhead" in text
+    assert "- Outcome: incorrect: max abs error 3.2 at [0, 5]" in text
+    assert "- Lesson: one pass halves the traffic" in text
+    assert "| planner (openai/gpt-5) | 12,000 | 3,400 | $0.2100 |" in text
+    assert "| total | 62,000 | 12,400 | $0.2100 (unpriced) |" in text
+    assert "| Wall time | 12m 05s |" in text and "| GPU time | 1m 36s |" in text
+    assert f"## Best candidate: {ids['graphed']} (2.40x)" in text
+    assert 'extern "C" __global__ void scale_relu' in text
+
+
+def test_html_is_self_contained_and_escaped(tmp_path):
+    run, tree, _ = run_and_tree()
+    paths = write_report(run, tree, tmp_path)
+    page = paths.html.read_text()
+    embedded = re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert embedded and base64.b64decode(embedded.group(1)) == paths.plot.read_bytes()
+    assert "<style>" in page and "<link" not in page and "<script" not in page
+    assert "run-&lt;1&gt;" in page and "run-<1>" not in page
+    assert "fuse &lt;relu&gt; &amp; scale in one pass" in page
+    assert "local/&lt;coder&gt;" in page and "<coder>" not in page
+    assert "const float* __restrict__ x" in page and "y[i] = fmaxf(x[i], 0.0f) * scale;" in page
+
+
+def test_a_run_with_nothing_judged_still_reports(tmp_path):
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    run = RunSummary(run_id="r0", problem="scale_relu", device="cpu", policy="recipes", status="failed",
+                     stop_reason="no recipe applies", started_at=datetime.now(timezone.utc))
+    paths = write_report(run, tree, tmp_path)
+    text = paths.markdown.read_text()
+    assert "| Best | none |" in text and "Best candidate" not in text
+    assert paths.plot.read_bytes().startswith(PNG_MAGIC)

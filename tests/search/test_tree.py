@@ -1,0 +1,99 @@
+"""The variant tree: building, queries, state round trip and rendering."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kernelpro.harness.result import EvalResult
+from kernelpro.search.kinds import detect_kind
+from kernelpro.search.tree import Variant, VariantTree
+from tests.conftest import candidate, problem
+
+
+def ok(speedup: float) -> EvalResult:
+    return EvalResult(status="ok", correct=True, speedup=speedup)
+
+
+def small_tree() -> tuple[VariantTree, dict[str, str]]:
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    root = tree.root.id
+    fast = tree.spawn(root, candidate("honest_scale_relu"), "fuse relu and scale", "llm", iteration=1)
+    fast.record(ok(1.8))
+    wrong = tree.spawn(root, candidate("honest_triton_scale_relu"), "a triton kernel", "llm", iteration=1)
+    wrong.record(EvalResult(status="incorrect", reason="mismatch", speedup=None))
+    faster = tree.spawn(fast.id, candidate("honest_cuda_scale_relu"), "an NVRTC kernel", "llm", iteration=2)
+    faster.record(ok(2.5))
+    slow = tree.spawn(fast.id, candidate("honest_env_probe"), "clamp_min instead of relu", "llm", iteration=2)
+    slow.record(ok(0.9))
+    return tree, {"root": root, "fast": fast.id, "wrong": wrong.id, "faster": faster.id, "slow": slow.id}
+
+
+def test_kinds_are_read_from_the_source():
+    assert detect_kind(problem("scale_relu").source) == "reference"
+    assert detect_kind(candidate("honest_scale_relu")) == "pytorch"
+    assert detect_kind(candidate("honest_triton_scale_relu")) == "triton"
+    assert detect_kind(candidate("honest_cuda_scale_relu")) == "nvrtc"
+    assert detect_kind("from kernelpro.runtime import CubinKernel\nclass ModelNew: pass") == "cubin"
+    assert detect_kind("from torch.utils.cpp_extension import load_inline\nclass ModelNew: pass") == "load_inline"
+    assert detect_kind("import cutlass.cute as cute\nclass ModelNew: pass") == "cute_dsl"
+
+
+def test_queries_follow_the_tree():
+    tree, ids = small_tree()
+    assert tree.root.kind == "reference" and tree.root.id == ids["root"]
+    assert [v.id for v in tree.children(ids["root"])] == [ids["fast"], ids["wrong"]]
+    assert [v.id for v in tree.path_to(ids["faster"])] == [ids["root"], ids["fast"], ids["faster"]]
+    assert tree.get(ids["faster"]).depth == 2
+    assert tree.best().id == ids["faster"]
+    assert [v.id for v in tree.correct()] == [ids["faster"], ids["fast"], ids["slow"]]
+    assert tree.get(ids["wrong"]).speedup is None and tree.get(ids["wrong"]).verdict == "incorrect"
+
+
+def test_leaderboard_keeps_the_slowest_for_contrast():
+    tree, ids = small_tree()
+    assert [v.id for v in tree.leaderboard(2)] == [ids["faster"], ids["slow"]]
+    assert [v.id for v in tree.leaderboard(5)] == [ids["faster"], ids["fast"], ids["slow"]]
+
+
+def test_speedup_counts_only_when_correct():
+    tree, ids = small_tree()
+    variant = tree.spawn(ids["root"], "class ModelNew: pass\n# x", "rejected one", "llm")
+    variant.record(EvalResult(status="rejected", reason="input_mutation", speedup=3.0))
+    assert variant.speedup is None and variant.status == "judged"
+    failed = tree.spawn(ids["root"], "class ModelNew: pass\n# y", "no code", "llm")
+    failed.mark_failed("the coder returned no code")
+    assert failed.status == "failed" and failed.verdict == "failed"
+
+
+def test_state_round_trips_through_json():
+    tree, ids = small_tree()
+    state = json.loads(json.dumps(tree.to_state()))
+    again = VariantTree.from_state(state)
+    assert again.to_state() == tree.to_state()
+    assert again.best().id == ids["faster"]
+    assert isinstance(again.get(ids["fast"]), Variant)
+
+
+def test_ids_are_stable_and_unique():
+    tree, ids = small_tree()
+    twin = tree.spawn(ids["root"], candidate("honest_scale_relu"), "the same again", "llm")
+    assert twin.id == f"{ids['fast']}-2"
+    assert VariantTree.with_root(problem("scale_relu").source).root.id == ids["root"]
+    assert tree.duplicate_of(candidate("honest_scale_relu")).id == ids["fast"]
+    with pytest.raises(ValueError):
+        tree.add(tree.get(ids["fast"]))
+    with pytest.raises(KeyError):
+        tree.spawn("nope", "x", "", "llm")
+
+
+def test_render_ascii_shows_structure_speedups_and_the_best():
+    tree, ids = small_tree()
+    text = tree.render_ascii()
+    lines = text.splitlines()
+    assert lines[0].startswith(f"{ids['root']} reference")
+    assert any(line.startswith(f"├── {ids['fast']} 1.80x") for line in lines)
+    assert any(line.startswith(f"│   ├── {ids['faster']} 2.50x *") for line in lines)
+    assert any(line.startswith(f"└── {ids['wrong']} incorrect") for line in lines)
+    assert len(lines) == len(tree)
