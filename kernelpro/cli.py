@@ -264,9 +264,10 @@ def memory_forget(
 
 
 def _register_commands() -> None:
-    from kernelpro import cli_profile
+    from kernelpro import cli_optimize, cli_profile
 
     cli_profile.register(app)
+    cli_optimize.register(app)
 
 
 _register_commands()

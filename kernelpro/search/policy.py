@@ -8,6 +8,7 @@ continues where it stopped with a freshly built policy.
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from typing import Protocol, runtime_checkable
 
 from kernelpro.search.tree import Variant, VariantTree
@@ -23,8 +24,11 @@ class SearchPolicy(Protocol):
 
     name: str
 
-    def select(self, tree: VariantTree) -> str | None:
-        """The id of the variant to expand next, or None when nothing is worth expanding."""
+    def select(self, tree: VariantTree, exclude: AbstractSet[str] = frozenset()) -> str | None:
+        """The id of the variant to expand next, or None when nothing is worth expanding.
+
+        ``exclude``: variants the graph found nothing more to try from (no recipe left, an empty plan).
+        """
         ...
 
     def observe(self, tree: VariantTree, variant_id: str) -> None:
@@ -76,13 +80,13 @@ class BestFirst:
 
     def expandable(self, tree: VariantTree) -> list[Variant]:
         """Variants worth expanding, best first."""
-        ranked = sorted((v for v in tree if baseline_speedup(v) is not None),
+        ranked = sorted((v for v in tree if baseline_speedup(v) is not None and not v.flagged),
                         key=lambda v: (-(baseline_speedup(v) or 0.0), v.depth))
         return [v for v in ranked if len(tree.children(v.id)) < self.child_limit(v)
                 and not self.is_dead_end(tree, v)]
 
-    def select(self, tree: VariantTree) -> str | None:
-        candidates = self.expandable(tree)
+    def select(self, tree: VariantTree, exclude: AbstractSet[str] = frozenset()) -> str | None:
+        candidates = [v for v in self.expandable(tree) if v.id not in exclude]
         return candidates[0].id if candidates else None
 
     def observe(self, tree: VariantTree, variant_id: str) -> None:

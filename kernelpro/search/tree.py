@@ -50,6 +50,14 @@ class Variant(BaseModel):
     """Diagnosis ids (``memory_bound``, ``register_spills``...) that profiling found."""
     lesson: str = ""
     """What this attempt taught, for the search memory."""
+    techniques: list[str] = Field(default_factory=list)
+    """Technique tags (the planner's or the critic's), for the search memory."""
+    review: dict[str, Any] | None = None
+    """The critic's review, when a language model wrote one."""
+    flagged: bool = False
+    """The critic suspects a reward hack or a correctness risk: kept and reported, never chosen as the best."""
+    compile_fixes: list[tuple[str, str]] = Field(default_factory=list)
+    """Compile errors the coder fixed on the way to this candidate, with what it changed."""
     visits: int = 0
     value: float = 0.0
     """Search statistics; their meaning belongs to the policy that updates them (``SearchPolicy.observe``)."""
@@ -162,8 +170,8 @@ class VariantTree:
         return path[::-1]
 
     def correct(self) -> list[Variant]:
-        """Correct candidates (never the reference), fastest first."""
-        found = [v for v in self.variants.values() if v.kind != "reference" and v.correct]
+        """Correct candidates (never the reference, never one the critic flagged), fastest first."""
+        found = [v for v in self.variants.values() if v.kind != "reference" and v.correct and not v.flagged]
         return sorted(found, key=lambda v: -(v.speedup or 0.0))
 
     def best(self) -> Variant | None:

@@ -1,0 +1,50 @@
+"""The planner: from the diagnosis, earlier variants side by side and remembered lessons, ranked ideas to try."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field
+
+from kernelpro.agents.protocol import AgentAnswer, ask
+from kernelpro.agents.templates import render
+
+
+class Idea(BaseModel):
+    title: str = Field(description="one line naming the optimisation")
+    description: str = Field(description="what to change, specifically enough to implement in one candidate")
+    rationale: str = Field(description="the measurement or diagnosis this idea answers")
+    techniques: list[str] = Field(default_factory=list, description="short technique tags, e.g. tiling, fusion")
+    expected_speedup: float | None = Field(None, description="your estimate of the speedup over the variant")
+
+    def render(self) -> str:
+        return f"{self.title}: {self.description} (why: {self.rationale})"
+
+
+class Plan(BaseModel):
+    analysis: str = Field(description="why the faster variants win and the slower ones lose, in a few sentences")
+    ideas: list[Idea] = Field(min_length=1, description="ideas, most promising first")
+
+
+class PlannerInput(BaseModel):
+    problem_name: str
+    problem_source: str
+    device: str
+    gpu: str
+    variant_label: str
+    variant_summary: str
+    diagnosis: str
+    leaderboard: str
+    lessons: str
+    max_ideas: int = 4
+
+
+def make_plan(model: BaseChatModel, view: PlannerInput, *, tools: Sequence[BaseTool] = (),
+              mode: str = "auto") -> AgentAnswer:
+    """Ask the planner for ranked ideas; `answer.output` is a `Plan` with at most `view.max_ideas` ideas."""
+    answer = ask(model, system=render("planner_system"), prompt=render("planner_task", **view.model_dump()),
+                 output=Plan, tools=tools, mode=mode)
+    answer.output.ideas = answer.output.ideas[: view.max_ideas]
+    return answer

@@ -1,0 +1,286 @@
+"""`kernelpro optimize`: run, stream, steer and resume the optimisation graph; write the outputs at the end.
+
+Part of the command-line layer: it chooses the run directory, opens the SQLite checkpointer and prints.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sqlite3
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from kernelpro.config import load_settings
+from kernelpro.problem import ProblemError, load_problem
+
+NO_LLM_NOTICE = (
+    "No language model is configured, so kernelpro runs its built-in recipes (torch.compile modes, CUDA graphs, "
+    "channels_last, TF32 where the tolerance allows, cuDNN autotuning), judged, profiled and remembered like "
+    "any other candidate. To let the agents write kernels, configure a model, e.g.\n"
+    "  export KERNELPRO_LLM__MODEL=anthropic/claude-sonnet-4-5      (and ANTHROPIC_API_KEY)\n"
+    "  export KERNELPRO_LLM__MODEL=openai/gpt-5                      (and OPENAI_API_KEY)\n"
+    "  export KERNELPRO_LLM__MODEL=openai/<served-name> KERNELPRO_LLM__API_BASE=http://localhost:8000/v1   (vLLM)\n"
+    "  export KERNELPRO_LLM__MODEL=ollama/qwen2.5-coder              (Ollama)\n"
+    "or pass --model."
+)
+
+
+def _gpu_name(device: str) -> str:
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    return f"CPU ({platform.machine()})"
+
+
+def _durations(text: Optional[str]) -> Optional[float]:
+    """'90', '90s', '15m', '2h', '1h30m' -> seconds."""
+    if text is None:
+        return None
+    import re
+
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms]?)", text.strip().lower())
+    if not parts or "".join(n + u for n, u in parts) != re.sub(r"\s+", "", text.strip().lower()):
+        raise typer.BadParameter(f"{text!r} is not a duration; use e.g. 90s, 15m, 2h or 1h30m")
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "": 1}[u] for n, u in parts)
+
+
+class Progress:
+    """One line per step on the terminal: the node, what happened, best speedup so far, spend."""
+
+    def __init__(self, console: Console, max_iters: int) -> None:
+        self.console, self.max_iters = console, max_iters
+        self.best: tuple[str, float] | None = None
+        self.judged, self.usd, self.gpu_s = 0, 0.0, 0.0
+
+    def update(self, node: str, values: dict[str, Any]) -> None:
+        if not isinstance(values, dict):
+            return
+        for variant in (values.get("variants") or {}).values():
+            speedup = variant.get("speedup")
+            if speedup is not None and variant.get("kind") != "reference" and not variant.get("flagged") and (
+                    self.best is None or speedup > self.best[1]):
+                self.best = (variant["id"], speedup)
+        self.judged = values.get("iteration", self.judged)
+        self.gpu_s += values.get("gpu_s", 0.0) or 0.0
+        if values.get("usage"):
+            self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
+        best = f"{self.best[1]:.2f}x ({self.best[0]})" if self.best else "-"
+        for event in values.get("events") or []:
+            self.console.print(f"[bold cyan]{node:>11}[/] {escape(event)}  [dim]| best {best} | "
+                               f"{self.judged}/{self.max_iters} judged | ${self.usd:.3f} | GPU {self.gpu_s:.0f} s[/]",
+                               soft_wrap=True, highlight=False)
+
+
+def _ask_user(console: Console, request: dict[str, Any]) -> dict[str, Any]:
+    """Answer an interrupt at the terminal: approve, edit, skip or stop."""
+    if request.get("kind") == "plan":
+        console.rule(f"plan for {request['variant']}")
+        for i, idea in enumerate(request["ideas"], 1):
+            console.print(f"{i}. [bold]{escape(idea['title'])}[/] {escape(idea.get('description', ''))}",
+                          soft_wrap=True)
+    else:
+        console.rule(f"candidate {request['variant']}: {request.get('idea', '')[:80]}")
+        console.print(request["source"], markup=False, highlight=False)
+    choice = typer.prompt("[a]pprove, [e]dit, [s]kip, s[t]op", default="a").strip().lower()[:1]
+    if choice == "t":
+        return {"action": "stop"}
+    if choice == "s":
+        return {"action": "skip"}
+    if choice == "e":
+        if request.get("kind") == "plan":
+            idea = typer.prompt("your idea (replaces the plan)")
+            return {"action": "edit", "ideas": [{"title": idea[:80], "description": idea}]}
+        path = Path(typer.prompt("file with the edited candidate"))
+        return {"action": "edit", "source": path.read_text()}
+    return {"action": "approve"}
+
+
+def run_optimize(reference: Optional[Path], device: str, model: Optional[str], max_iters: Optional[int],
+                 time_budget: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
+                 runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
+                 no_memory: bool, no_profile: bool) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+
+    from kernelpro.graphs.context import Budgets
+    from kernelpro.graphs.optimize import builder
+    from kernelpro.graphs.wiring import build_context
+    from kernelpro.harness.judge import resolve_device
+    from kernelpro.llm import UsageMeter, llm_configured
+    from kernelpro.runs import RunFiles, RunNotFound, new_run_id
+
+    out = Console(stderr=True) if as_json else Console()
+    settings = load_settings()
+    if model:
+        settings.llm.model = model
+    runs_dir = runs_dir or settings.runs_dir
+
+    if resume:
+        try:
+            files = RunFiles.open(runs_dir, resume)
+        except RunNotFound as error:
+            _fail(out, str(error))
+        meta = files.meta()
+        reference = Path(meta["problem_path"])
+        device = meta["device"]
+        budgets = Budgets.model_validate(meta["budgets"])
+        if max_iters is not None:
+            budgets.max_iters = max_iters
+        interactive = interactive or meta.get("interactive", False)
+        no_memory, no_profile = meta.get("no_memory", no_memory), meta.get("no_profile", no_profile)
+        if meta.get("model") and not model:
+            settings.llm.model = meta["model"]
+    try:
+        problem = load_problem(reference)
+    except ProblemError as error:
+        _fail(out, str(error))
+    if not resume:
+        device = resolve_device(device if device != "auto" else settings.device)
+        budgets = Budgets(max_iters=max_iters or 8, time_s=_durations(time_budget), gpu_s=_durations(gpu_budget),
+                          usd=usd_budget if usd_budget is not None else settings.llm.budget_usd)
+        run_id = new_run_id(problem.name)
+        files = RunFiles.create(runs_dir, run_id, {
+            "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
+            "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
+            "no_memory": no_memory, "no_profile": no_profile})
+    run_id = files.root.name
+    use_llm = llm_configured(settings)
+    if not use_llm:
+        out.print(f"[yellow]{escape(NO_LLM_NOTICE)}[/]", soft_wrap=True)
+
+    files.root.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(files.checkpoint, check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        graph = builder().compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": run_id}, "recursion_limit": budgets.recursion_limit}
+        previous = graph.get_state(config).values if resume else {}
+        meter = UsageMeter.from_dict(previous.get("usage"), settings) if previous.get("usage") else \
+            UsageMeter(settings)
+        context = build_context(settings, problem, device, _gpu_name(device), files, budgets=budgets,
+                                interactive=interactive, use_llm=use_llm, meter=meter,
+                                use_memory=not no_memory, use_profiler=not no_profile)
+        out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""))
+        progress = Progress(out, budgets.max_iters)
+        feed: Any = None if resume else {"run_id": run_id}
+        status = "failed"
+        try:
+            while True:
+                for chunk in graph.stream(feed, config, context=context, stream_mode="updates",
+                                          durability="sync"):
+                    for node_name, values in chunk.items():
+                        if node_name != "__interrupt__":
+                            progress.update(node_name, values)
+                snapshot = graph.get_state(config)
+                if snapshot.interrupts:
+                    feed = Command(resume=_ask_user(out, snapshot.interrupts[0].value))
+                    continue
+                break
+            state = graph.get_state(config).values
+            status = state.get("status", "failed")
+        except KeyboardInterrupt:
+            state = graph.get_state(config).values
+            status = "stopped"
+            out.print(f"stopped; resume with: kernelpro optimize --resume {run_id}")
+        except Exception as error:  # noqa: BLE001 - the run directory keeps everything judged so far
+            state = graph.get_state(config).values
+            status = "failed"
+            out.print(f"[bold red]the run failed:[/] {escape(f'{type(error).__name__}: {error}')}; what was "
+                      f"judged is kept in {files.root}; resume with: kernelpro optimize --resume {run_id}")
+            state = {**state, "stop_reason": f"{type(error).__name__}: {error}"}
+    finally:
+        conn.close()
+
+    summary = write_outputs(files, state, status, context, meter)
+    if as_json:
+        print(json.dumps(summary))
+    else:
+        out.print(f"[bold]{status}[/]: best speedup {summary['best_speedup'] or '-'} "
+                  f"({summary['best_candidate'] or 'none'}); report: {summary['report']}")
+
+
+def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> dict[str, Any]:
+    """The best candidate as a standalone file (and a load_inline version), the report, the final summary."""
+    from datetime import datetime, timezone
+
+    from kernelpro.export import export_candidate
+    from kernelpro.report import RunSummary, write_report
+    from kernelpro.report.summary import RoleUsage
+    from kernelpro.search.tree import VariantTree
+
+    tree = VariantTree.from_state(state.get("variants", {}))
+    best = tree.best()
+    best_path = None
+    if best is not None:
+        exported = export_candidate(best.source)
+        written = exported.write(files.root, "best_candidate")
+        best_path = written[0]
+        for note in exported.notes:
+            (files.root / "best_candidate_NOTES.txt").write_text(note + "\n")
+    usage = meter.to_dict() if meter is not None else {"by_role": {}}
+    models = {role: m.model for role, m in (context.models or {}).items() if getattr(m, "model", None)}
+    meta = files.meta()
+    summary = RunSummary(
+        run_id=files.root.name, problem=context.problem.name, device=context.device, gpu_name=context.gpu,
+        policy="llm" if context.uses_llm else "recipes", models=models, status=status,
+        stop_reason=state.get("stop_reason", ""),
+        started_at=datetime.fromisoformat(meta["created"].replace("Z", "+00:00")),
+        ended_at=datetime.now(timezone.utc), iterations=state.get("iteration", 0),
+        candidates_judged=sum(1 for v in tree if v.kind != "reference" and v.result is not None),
+        best_variant_id=best.id if best else None, best_speedup=best.speedup if best else None,
+        llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
+                                   tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
+                   for role, u in usage.get("by_role", {}).items()},
+        gpu_seconds=state.get("gpu_s", 0.0),
+    )
+    paths = write_report(summary, tree, files.root)
+    files.update_meta(status=status)
+    return {"run_id": summary.run_id, "status": status, "best_speedup": summary.best_speedup,
+            "best_candidate": str(best_path) if best_path else None, "report": str(paths.html),
+            "report_md": str(paths.markdown), "candidates_judged": summary.candidates_judged,
+            "llm_cost_usd": round(meter.spent_usd, 6) if meter is not None else 0.0,
+            "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
+            "policy": summary.policy}
+
+
+def _fail(console: Console, message: str) -> None:
+    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("optimize")
+    def optimize(
+        reference: Annotated[Optional[Path], typer.Argument(help="KernelBench-format problem file.")] = None,
+        device: Annotated[str, typer.Option(help="cpu, cuda, or auto.")] = "auto",
+        model: Annotated[Optional[str], typer.Option(help="LiteLLM model for every agent, e.g. "
+                                                          "anthropic/claude-sonnet-4-5.")] = None,
+        max_iters: Annotated[Optional[int], typer.Option("--max-iters", help="Candidates to judge (default 8).")]
+        = None,
+        time_budget: Annotated[Optional[str], typer.Option("--time-budget", help="e.g. 30m, 2h.")] = None,
+        gpu_budget: Annotated[Optional[str], typer.Option("--gpu-budget", help="GPU time, e.g. 10m.")] = None,
+        usd_budget: Annotated[Optional[float], typer.Option("--usd-budget", help="LLM dollars per run.")] = None,
+        runs_dir: Annotated[Optional[Path], typer.Option("--runs-dir", help="Where run directories go.")] = None,
+        interactive: Annotated[bool, typer.Option("--interactive", help="Approve or edit each plan and "
+                                                                        "candidate.")] = False,
+        resume: Annotated[Optional[str], typer.Option("--resume", help="Continue the run with this id.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Progress to stderr; the last stdout line is one "
+                                                             "JSON object.")] = False,
+        no_memory: Annotated[bool, typer.Option("--no-memory", help="Neither read nor write the search "
+                                                                    "memory.")] = False,
+        no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
+    ) -> None:
+        """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
+        if reference is None and resume is None:
+            _fail(Console(stderr=True), "give a problem file, or --resume RUN_ID")
+        run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
+                     interactive, resume, as_json, no_memory, no_profile)
+
+
+__all__ = ["register", "run_optimize"]

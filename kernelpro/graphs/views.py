@@ -1,0 +1,99 @@
+"""Plain-text views of the run for prompts, events and memory records, and the budget check."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kernelpro.harness.result import EvalResult
+from kernelpro.memory.records import Attempt, CompileFix, Insight, ProblemSignature
+from kernelpro.problem import Problem
+from kernelpro.search.tree import Variant, VariantTree
+
+if TYPE_CHECKING:
+    from kernelpro.graphs.context import OptimizeContext
+    from kernelpro.graphs.state import OptimizeState
+
+
+def variant_label(variant: Variant) -> str:
+    if variant.kind == "reference":
+        return "the reference"
+    speed = f", {variant.speedup:.2f}x" if variant.speedup is not None else ""
+    return f"{variant.id} ({variant.kind}{speed})"
+
+
+def describe_result(result: EvalResult) -> str:
+    if result.status == "ok":
+        timing = ""
+        if result.candidate_ms is not None and result.reference_ms is not None:
+            timing = f" ({result.candidate_ms:.4g} ms vs reference {result.reference_ms:.4g} ms)"
+        speed = f"{result.speedup:.2f}x" if result.speedup is not None else "correct, not timed"
+        return f"ok, {speed}{timing}"
+    reason = f"/{result.reason}" if result.reason else ""
+    first_line = result.message.strip().splitlines()[0][:240] if result.message.strip() else ""
+    return f"{result.status}{reason}" + (f": {first_line}" if first_line else "")
+
+
+def variant_summary(variant: Variant) -> str:
+    if variant.kind == "reference":
+        return "The PyTorch reference, speedup 1.00x by definition."
+    lines = [f"Idea: {variant.idea}"]
+    if variant.result:
+        result = EvalResult.model_validate(variant.result)
+        lines.append(f"Judge: {describe_result(result)}")
+        if result.status != "ok" and result.message:
+            lines.append(f"Judge's message:\n{result.message.strip()[:1500]}")
+    return "\n".join(lines)
+
+
+def leaderboard_text(tree: VariantTree, n: int = 6) -> str:
+    rows = []
+    for variant in tree.leaderboard(n):
+        outcome = (f"{variant.speedup:.2f}x" if variant.speedup is not None
+                   else describe_result(EvalResult.model_validate(variant.result)) if variant.result else "not judged")
+        diagnosis = f"; diagnosis: {variant.diagnosis.splitlines()[0][:200]}" if variant.diagnosis else ""
+        rows.append(f"- {variant.id} [{variant.kind}] {outcome}: {variant.idea[:300]}{diagnosis}")
+    return "\n".join(rows) or "none yet: this is the first attempt"
+
+
+def recipe_lesson(variant: Variant, problem: str, gpu: str) -> str:
+    """The lesson a run without a language model records: what was tried, what it measured, what limited it."""
+    if variant.result is None:
+        return f"{problem} on {gpu}: {variant.idea} produced no candidate."
+    outcome = describe_result(EvalResult.model_validate(variant.result))
+    limiter = f" Top finding: {variant.findings[0]}." if variant.findings else ""
+    return f"{problem} on {gpu}: {variant.idea} -> {outcome}.{limiter}"
+
+
+def attempt_records(variant: Variant, run_id: str, problem: Problem, gpu: str) -> list[Any]:
+    signature = ProblemSignature.from_problem(problem)
+    result = EvalResult.model_validate(variant.result) if variant.result else None
+    diagnosis = (variant.findings[0] if variant.findings else "") if variant.diagnosis else ""
+    if result is not None and result.status != "ok":
+        diagnosis = describe_result(result)[:300]
+    records: list[Any] = [Attempt(run_id=run_id, problem=signature, gpu=gpu, idea=variant.idea[:600],
+                                  outcome=result.status if result else "compile_error", speedup=variant.speedup,
+                                  diagnosis=diagnosis, candidate_id=variant.id, tags=variant.techniques)]
+    if variant.lesson:
+        records.append(Insight(run_id=run_id, text=variant.lesson, problem=signature, gpu=gpu,
+                               tags=variant.techniques))
+    for error, fix in variant.compile_fixes:
+        records.append(CompileFix(error=error[:1500], fix=fix, backend=variant.kind, run_id=run_id,
+                                  problem=signature))
+    return records
+
+
+def stop_reason(state: OptimizeState, ctx: OptimizeContext) -> tuple[str, str] | None:
+    """Why the run must stop now and with which status, or None to carry on.
+
+    Judging every candidate asked for completes a run; a time, GPU or dollar budget cuts it short (stopped).
+    """
+    budgets = ctx.budgets
+    if state.get("iteration", 0) >= budgets.max_iters:
+        return f"iteration budget reached ({budgets.max_iters} candidates judged)", "completed"
+    if budgets.time_s is not None and state.get("elapsed_s", 0.0) >= budgets.time_s:
+        return f"time budget spent ({state.get('elapsed_s', 0.0):.0f} s of {budgets.time_s:.0f} s)", "stopped"
+    if budgets.gpu_s is not None and state.get("gpu_s", 0.0) >= budgets.gpu_s:
+        return f"GPU budget spent ({state.get('gpu_s', 0.0):.0f} s of {budgets.gpu_s:.0f} s)", "stopped"
+    if budgets.usd is not None and ctx.meter is not None and ctx.meter.spent_usd >= budgets.usd:
+        return f"LLM budget spent (${ctx.meter.spent_usd:.2f} of ${budgets.usd:.2f})", "stopped"
+    return None

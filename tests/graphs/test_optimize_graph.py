@@ -1,0 +1,131 @@
+"""The optimisation graph's routes with scripted agents, the real CPU judge and LangGraph checkpoints."""
+
+from __future__ import annotations
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from kernelpro.llm import UsageMeter
+from kernelpro.search.tree import VariantTree
+from tests.graphs.helpers import (
+    HONEST,
+    REUSES_MODEL,
+    WRONG,
+    code_reply,
+    make_context,
+    plan_reply,
+    results_log,
+    review_reply,
+    run,
+    scripted_agents,
+)
+
+
+def state_of(graph, config) -> dict:
+    return graph.get_state(config).values
+
+
+def test_one_iteration_plans_codes_judges_critiques_and_stops_at_the_iteration_budget(settings, tmp_path):
+    agents = scripted_agents(planner=[plan_reply("fuse relu and scale")], coder=[code_reply(HONEST)],
+                             critic=[review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=1)
+    graph, config = run(context)
+    state = state_of(graph, config)
+    assert state["status"] == "completed" and "iteration budget" in state["stop_reason"]
+    tree = VariantTree.from_state(state["variants"])
+    best = tree.best()
+    assert best is not None and best.result["status"] == "ok" and best.speedup > 0
+    assert best.lesson == "Fusing ReLU and scale saves one pass." and best.techniques == ["fusion"]
+    # the planner saw the problem and the coder had its tools; the judge's verdict reached the critic
+    assert "torch.relu(x) * self.scale" in agents["planner"].requests[0].text
+    assert {"compile_check", "cutlass_search", "final_answer"} <= set(agents["coder"].bound_tools[0])
+    assert "judge_candidate" not in agents["coder"].bound_tools[0]  # only the graph judges
+    assert "fuse relu and scale" in agents["coder"].requests[0].text
+    assert "Judge: ok" in agents["critic"].requests[0].text
+    (logged,) = results_log(context)
+    assert logged["variant"] == best.id and logged["status"] == "ok"
+    assert (context.files.candidates / f"{best.id}.py").read_text() == HONEST
+
+
+def test_a_wrong_candidate_is_judged_reviewed_and_never_best(settings, tmp_path):
+    agents = scripted_agents(planner=[plan_reply("clamp")], coder=[code_reply(WRONG)], critic=[review_reply()])
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=1))
+    tree = VariantTree.from_state(state_of(graph, config)["variants"])
+    (child,) = [v for v in tree if v.kind != "reference"]
+    assert child.result["status"] == "incorrect" and child.speedup is None and tree.best() is None
+
+
+def test_the_coder_fixes_what_the_static_guards_reject(settings, tmp_path):
+    agents = scripted_agents(planner=[plan_reply("reuse")], coder=[code_reply(REUSES_MODEL), code_reply(HONEST)],
+                             critic=[review_reply()])
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=1))
+    assert "reference_reuse" in agents["coder"].requests[1].text
+    best = VariantTree.from_state(state_of(graph, config)["variants"]).best()
+    assert best is not None and best.source == HONEST
+
+
+def test_a_flagged_result_is_kept_but_not_best(settings, tmp_path):
+    agents = scripted_agents(planner=[plan_reply("fuse")], coder=[code_reply(HONEST)],
+                             critic=[review_reply("suspicious")])
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=1))
+    state = state_of(graph, config)
+    tree = VariantTree.from_state(state["variants"])
+    (child,) = [v for v in tree if v.kind != "reference"]
+    assert child.flagged and child.speedup is not None and tree.best() is None
+    assert any("flagged by the critic" in e for e in state["events"])
+
+
+def test_malformed_planner_replies_end_the_search_cleanly(settings, tmp_path):
+    agents = scripted_agents(planner=["I would fuse things.", "Still thinking.", "Nothing structured."])
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=2))
+    state = state_of(graph, config)
+    assert state["status"] == "completed" and state["stop_reason"] == "nothing left worth trying"
+    assert state["iteration"] == 0 and len(agents["planner"].requests) == 3
+    assert "final_answer" in agents["planner"].requests[1].text
+
+
+def test_interactive_run_interrupts_at_plan_and_code_and_resumes_with_the_users_edit(settings, tmp_path):
+    agents = scripted_agents(planner=[plan_reply("fuse")], coder=[code_reply(WRONG)], critic=[review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=1, interactive=True)
+    saver = InMemorySaver()
+    graph, config = run(context, saver=saver)
+    (asked,) = graph.get_state(config).interrupts
+    assert asked.value["kind"] == "plan" and asked.value["ideas"][0]["title"] == "fuse"
+    graph, config = run(context, Command(resume={"action": "approve"}), saver=saver)
+    (asked,) = graph.get_state(config).interrupts
+    assert asked.value["kind"] == "code" and asked.value["source"] == WRONG
+    graph, config = run(context, Command(resume={"action": "edit", "source": HONEST}), saver=saver)
+    state = state_of(graph, config)
+    best = VariantTree.from_state(state["variants"]).best()
+    assert best is not None and best.source == HONEST
+    assert len(agents["planner"].requests) == 1 and len(agents["coder"].requests) == 1  # nothing paid twice
+
+
+def test_stopping_at_the_plan_stops_the_run(settings, tmp_path):
+    agents = scripted_agents(planner=[plan_reply("fuse")])
+    context = make_context(settings, tmp_path, agents, max_iters=3, interactive=True)
+    saver = InMemorySaver()
+    run(context, saver=saver)
+    graph, config = run(context, Command(resume={"action": "stop"}), saver=saver)
+    state = state_of(graph, config)
+    assert state["status"] == "stopped" and state["iteration"] == 0 and not results_log(context)
+
+
+def test_a_spent_time_budget_stops_before_any_model_call(settings, tmp_path):
+    agents = scripted_agents()
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=5, time_s=0.0))
+    state = state_of(graph, config)
+    assert state["status"] == "stopped" and "time budget" in state["stop_reason"]
+    assert not agents["planner"].requests
+
+
+def test_a_spent_dollar_budget_stops_the_run_mid_iteration(settings, tmp_path):
+    settings.llm.prices = {"scripted": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}
+    settings.llm.budget_usd = 0.004  # one call costs 1000 * 3e-6 + 200 * 15e-6 = $0.006
+    meter = UsageMeter(settings)
+    agents = scripted_agents(meter, planner=[plan_reply("fuse")], coder=[code_reply(HONEST)])
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=3, meter=meter))
+    state = state_of(graph, config)
+    assert state["status"] == "stopped" and "LLM budget" in state["stop_reason"]
+    assert state["usage"]["total"]["cost_usd"] >= 0.004
+    assert not agents["coder"].requests  # no call is sent once the budget is spent
