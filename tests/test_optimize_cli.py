@@ -1,0 +1,162 @@
+"""`kernelpro optimize` end to end in a real process: a loopback OpenAI-compatible server plays the model.
+
+The agents reach the server through LiteLLM over HTTP; the candidates are judged by the real CPU judge; the run
+checkpoints to SQLite. The kill test stops the process mid-run and resumes it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA
+from tests.graphs.helpers import HONEST
+from tests.support.openai_server import Completion, OpenAIServer, openai_server_fixture  # noqa: F401
+
+PROBLEM = DATA / "problems" / "scale_relu.py"
+PLAN = {"analysis": "only the reference so far", "ideas": [
+    {"title": "fuse relu and scale", "description": "one clamp-multiply expression", "rationale": "two passes",
+     "techniques": ["fusion"]},
+    {"title": "in-place clamp on a copy", "description": "clone then clamp_ and mul_", "rationale": "fewer temps",
+     "techniques": ["in-place"]}]}
+VARIANTS = [HONEST, HONEST.replace("torch.clamp(x, min=0.0) * self.scale",
+                                   "x.clone().clamp_(min=0.0).mul_(self.scale)"),
+            HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x).mul(self.scale)")]
+
+
+def role_of(body: dict) -> str:
+    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+    for role in ("planner", "coder", "profiler-interpreter", "critic"):
+        if f"You are the {role}" in str(system):
+            return role
+    raise AssertionError(f"an agent with an unknown system prompt: {str(system)[:200]}")
+
+
+def scripted_agents(server: OpenAIServer, delay_s: float = 0.0) -> None:
+    """Text-protocol replies per agent; the coder writes a different candidate each time."""
+    coded = iter(range(100))
+
+    def respond(body: dict) -> Completion:
+        role = role_of(body)
+        time.sleep(delay_s)
+        if role == "planner":
+            return Completion(f"Plan:\n```json\n{json.dumps(PLAN)}\n```", prompt_tokens=2000, completion_tokens=300)
+        if role == "coder":
+            source = VARIANTS[next(coded) % len(VARIANTS)]
+            answer = {"summary": "clamp and scale fused", "code": "@python:1"}
+            return Completion(f"```python\n{source}```\n```json\n{json.dumps(answer)}\n```",
+                              prompt_tokens=3000, completion_tokens=400)
+        review = {"verdict": "credible", "risks": [], "supports_idea": True, "techniques": ["fusion"],
+                  "lesson": "scale_relu: fusing the clamp and the multiply beats two elementwise passes."}
+        return Completion(f"```json\n{json.dumps(review)}\n```", prompt_tokens=1500, completion_tokens=100)
+
+    server.responder = respond
+
+
+def environment(server: OpenAIServer, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
+    env.update({
+        "KERNELPRO_LLM__MODEL": "openai/test-model", "KERNELPRO_LLM__API_BASE": server.base_url,
+        "KERNELPRO_LLM__API_KEY": "sk-loopback-secret", "KERNELPRO_LLM__RETRY_BACKOFF_S": "0.01",
+        "KERNELPRO_LLM__PRICES": json.dumps({"openai/test-model": {"input_per_mtok": 2.0, "output_per_mtok": 10.0}}),
+        "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_COMPILE__CACHE_DIR": str(tmp_path / "cc"),
+        "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+        "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5",
+    })
+    return env
+
+
+def optimize(args: list[str], env: dict[str, str], cwd: Path, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kernelpro.cli", "optimize", *args], env=env, cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def last_json(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def test_optimize_with_a_model_over_http(openai_server, tmp_path):
+    scripted_agents(openai_server)
+    proc = optimize([str(PROBLEM), "--device", "cpu", "--max-iters", "2", "--runs-dir", str(tmp_path / "runs"),
+                     "--json"], environment(openai_server, tmp_path), tmp_path)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr[-3000:]
+    result = last_json(stdout)
+    assert result["status"] == "completed" and result["candidates_judged"] == 2
+    assert result["best_speedup"] > 0 and Path(result["best_candidate"]).read_text().strip() in [
+        v.strip() for v in VARIANTS]
+    assert result["llm_cost_usd"] == pytest.approx(
+        2 * (2000 * 2 + 300 * 10 + 3000 * 2 + 400 * 10 + 1500 * 2 + 100 * 10) / 1e6)
+    report = Path(result["report"]).read_text()
+    assert "fuse relu and scale" in report and "<img" in report
+    assert len(Path(result["results"]).read_text().splitlines()) == 2
+
+    bodies = [r.body for r in openai_server.completions]
+    roles = [role_of(b) for b in bodies]
+    # best-first: the second iteration expands the first candidate (now the best), so it is planned anew
+    assert roles == ["planner", "coder", "critic"] * 2
+    assert all(b["model"] == "test-model" for b in bodies)
+    assert all(r.headers["authorization"] == "Bearer sk-loopback-secret" for r in openai_server.completions)
+    planner = json.dumps(bodies[0]["messages"])
+    assert "torch.relu(x) * self.scale" in planner and "Lessons from the search memory" in planner
+    assert "fuse relu and scale" in json.dumps(bodies[1]["messages"])
+    assert "Judge: ok" in json.dumps(bodies[2]["messages"])
+    second_plan = json.dumps(bodies[3]["messages"])  # the first candidate's measured speedup, side by side
+    first = json.loads(Path(result["results"]).read_text().splitlines()[0])
+    assert f"- {first['variant']} [pytorch] {first['speedup']:.2f}x" in second_plan
+    assert "fusing the clamp and the multiply" in second_plan  # the critic's lesson, back from the memory
+    assert "No language model" not in stderr
+
+
+def test_without_a_model_it_says_so_and_runs_the_recipes(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
+    env.update({"KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__TIMING_TRIALS": "5", "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5"})
+    proc = optimize([str(PROBLEM), "--device", "cpu", "--max-iters", "1", "--runs-dir", str(tmp_path / "runs"),
+                     "--json", "--no-memory"], env, tmp_path)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr[-3000:]
+    assert "No language model is configured" in stderr and "KERNELPRO_LLM__MODEL" in stderr
+    result = last_json(stdout)
+    assert result["policy"] == "recipes" and result["candidates_judged"] == 1
+    logged = json.loads(Path(result["results"]).read_text().splitlines()[0])
+    assert logged["origin"].startswith("recipe:")
+
+
+def test_a_killed_run_resumes_without_losing_or_rejudging_anything(openai_server, tmp_path):
+    scripted_agents(openai_server, delay_s=0.2)
+    env = environment(openai_server, tmp_path)
+    runs = tmp_path / "runs"
+    proc = optimize([str(PROBLEM), "--device", "cpu", "--max-iters", "3", "--runs-dir", str(runs), "--json"],
+                    env, tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 300
+    results = None
+    while time.monotonic() < deadline:
+        found = list(runs.glob("*/results.jsonl"))
+        if found and found[0].read_text().count("\n") >= 1:
+            results = found[0]
+            break
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.1)
+    assert results is not None, "no candidate was judged in time"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    before = [json.loads(line) for line in results.read_text().splitlines()]
+    assert 1 <= len(before) < 3
+
+    run_id = results.parent.name
+    resumed = optimize(["--resume", run_id, "--runs-dir", str(runs), "--json"], env, tmp_path)
+    stdout, stderr = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, stderr[-3000:]
+    result = last_json(stdout)
+    assert result["run_id"] == run_id and result["status"] == "completed" and result["candidates_judged"] == 3
+    after = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [e["variant"] for e in after[: len(before)]] == [e["variant"] for e in before]  # nothing lost
+    assert len({e["variant"] for e in after}) == len(after) == 3  # nothing judged twice
