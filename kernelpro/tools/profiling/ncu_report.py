@@ -94,7 +94,11 @@ def read_ncu_report(path: str | Path) -> list[KernelMetrics]:
         raise NcuReportError(f"cannot read {path}: {error.strerror}") from None
     if head != MAGIC:
         raise NcuReportError(f"{path}: not an Nsight Compute report (a .ncu-rep file starts with 'NVR')")
-    import ncu_report
+    try:
+        import ncu_report
+    except ImportError:
+        raise NcuReportError("reading .ncu-rep files needs the ncu-report package (pip install ncu-report), or "
+                             "give the raw CSV instead") from None
 
     try:
         context = ncu_report.load_report(str(path))
