@@ -46,7 +46,8 @@ def eval_command(
 ) -> None:
     """Judge candidates: correct on fresh random inputs, timed honestly, guarded against reward hacks.
 
-    Several candidates of one problem are judged in turn, their CUDA kernels compiled ahead in a pool.
+    Several candidates of one problem go through the pipeline: CUDA kernels compiled ahead in a CPU pool, then one
+    worker per GPU (long-lived by default; harness.worker_mode = "fresh" for a new process per candidate).
     With one candidate --json prints its verdict; with several, {"problem": ..., "results": [...]}.
     Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged.
     """

@@ -36,7 +36,7 @@ from kernelpro.harness.compile.signature import (
     parse_signature,
 )
 
-__all__ = ["CubinKernel", "CudaKernel", "KernelCompileError", "KernelLaunchError", "SignatureError"]
+__all__ = ["CubinKernel", "CudaKernel", "KernelCompileError", "KernelLaunchError", "SignatureError", "compile_cubin"]
 
 DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic shared memory beyond this needs an opt-in attribute per kernel
 
@@ -191,6 +191,22 @@ class CudaKernel:
 
     def __repr__(self) -> str:
         return f"CudaKernel({self.signature}, {self.result.backend}, {self.result.arch})"
+
+
+def compile_cubin(source: str, *, arch: str | None = None, include_dirs: Sequence[str | Path] = (),
+                  defines: dict[str, str | None] | None = None, extra_flags: Sequence[str] = (), std: str = "c++17",
+                  settings: CompileSettings | None = None) -> bytes:
+    """Build ``source`` with nvcc into a cubin (through the shared cache) for ``CubinKernel``.
+
+    CUTLASS's headers are on the include path. Raises ``KernelCompileError`` with condensed diagnostics.
+    """
+    request = CompileRequest(source=source, backend="nvcc", arch=arch, std=std,
+                             include_dirs=[str(d) for d in include_dirs], defines=dict(defines or {}),
+                             extra_flags=list(extra_flags))
+    result = compile_cached(request, settings or load_settings().compile)
+    if not result.ok:
+        raise KernelCompileError(result.message or "compilation failed", result)
+    return result.binary
 
 
 class CubinKernel:

@@ -1,6 +1,7 @@
 """Compiling candidates' CUDA kernels on the CPU before they reach the GPU.
 
-A candidate builds its kernels with ``kernelpro.runtime.CudaKernel(SOURCE, "name", ...)``. Where the source
+A candidate builds its kernels with ``kernelpro.runtime.CudaKernel(SOURCE, "name", ...)`` (or a cubin with
+``compile_cubin(SOURCE, ...)``). Where the source
 and options are literals in the file, the judge can make the same compile request itself, in a process pool,
 while the GPU is busy with other candidates: the worker then finds the binary in the shared cache, and a
 kernel that does not compile is reported without a worker ever starting.
@@ -38,10 +39,11 @@ def _module_constants(tree: ast.Module) -> dict[str, Any]:
 
 
 def kernel_requests(candidate_source: str) -> list[CompileRequest]:
-    """The compile requests a candidate's ``CudaKernel(...)`` calls will make, where they are all literal.
+    """The compile requests a candidate's ``CudaKernel(...)`` and ``compile_cubin(...)`` calls will make, where
+    they are all literal.
 
-    Mirrors ``CudaKernel.__init__``, so the cache keys match. Calls with computed arguments are skipped:
-    the worker compiles those itself.
+    Mirrors ``CudaKernel.__init__`` and ``compile_cubin``, so the cache keys match. Calls with computed
+    arguments are skipped: the worker compiles those itself.
     """
     try:
         tree = ast.parse(candidate_source)
@@ -50,13 +52,18 @@ def kernel_requests(candidate_source: str) -> list[CompileRequest]:
     constants = _module_constants(tree)
     requests: list[CompileRequest] = []
     for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and _called_name(call.func) == "CudaKernel"):
+        called = _called_name(call.func) if isinstance(call, ast.Call) else None
+        if called not in ("CudaKernel", "compile_cubin"):
             continue
+        cubin = called == "compile_cubin"
         try:
-            positional = [_literal(a, constants) for a in call.args[:2]]
+            positional = [_literal(a, constants) for a in call.args[:1 if cubin else 2]]
             arguments = dict(zip(("source", "name")[:len(positional)], positional, strict=True))
+            if cubin:
+                arguments |= {"name": "", "backend": "nvcc"}
+            allowed = (REQUEST_KEYWORDS - {"backend"} if cubin else REQUEST_KEYWORDS | {"name"}) | {"source"}
             for keyword in call.keywords:
-                if keyword.arg in REQUEST_KEYWORDS | {"source", "name"}:
+                if keyword.arg in allowed:
                     arguments[keyword.arg] = _literal(keyword.value, constants)
                 elif keyword.arg is None:
                     raise ValueError("**kwargs")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import sys
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,11 +50,19 @@ class IntegritySnapshot:
 
     attrs: dict[tuple[str, str], tuple[Any, Any]] = field(default_factory=dict)
 
-    def add_namespace(self, label: str, owner: Any) -> None:
-        """Protect every attribute an object defines itself (used for the judge's own modules)."""
+    def add_namespace(self, label: str, owner: Any, code_only: bool = False) -> None:
+        """Protect every attribute an object defines itself (used for the judge's own modules).
+
+        ``code_only``: only functions, classes and modules, for libraries (torch, the standard library) whose
+        plain values change lazily in normal use (``torch.cuda._cached_device_count``); a patch that cheats
+        replaces code, and the flags a candidate might leave set are reset separately.
+        """
         for name, value in list(vars(owner).items()):
-            if not name.startswith("__"):
-                self.attrs[(label, name)] = (owner, value)
+            if name.startswith("__"):
+                continue
+            if code_only and not (callable(value) or isinstance(value, types.ModuleType)):
+                continue
+            self.attrs[(label, name)] = (owner, value)
 
 
 def take_snapshot(extra_namespaces: dict[str, Any] | None = None) -> IntegritySnapshot:

@@ -1,101 +1,18 @@
-"""The judge: one candidate against one problem, from source text to ``EvalResult``.
+"""The judge: candidates against one problem, from source text to ``EvalResult``.
 
-Static checks run here, in the caller's process, on the source alone; everything that executes the
-candidate's code runs in a worker process (``sandbox``), whose death or silence is classified here.
+``judge`` takes one candidate, ``judge_many`` a batch; both go through the pipeline (compiles in a CPU pool
+ahead of one worker per device). The pieces of one job live in ``jobs``.
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
-import secrets
-import signal
-from typing import Any
-
 from kernelpro.config import Settings, load_settings
-from kernelpro.harness.compile_ahead import compile_ahead
-from kernelpro.harness.result import EvalResult, GuardFinding, rejected
-from kernelpro.harness.sandbox import WorkerOutcome, run_worker
-from kernelpro.harness.static_guards import scan_source
-from kernelpro.problem import Problem, module_level_names
+from kernelpro.harness.jobs import classify, make_job, precheck, resolve_device
+from kernelpro.harness.pipeline import Pipeline
+from kernelpro.harness.result import EvalResult
+from kernelpro.problem import Problem
 
-
-def resolve_device(device: str) -> str:
-    """``auto`` becomes ``cuda`` when PyTorch sees a GPU, else ``cpu``."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def precheck(source: str) -> EvalResult | list[GuardFinding]:
-    """Cheap checks before any process starts: a compile error, a static rejection, or the findings."""
-    if "\x00" in source:
-        return EvalResult(status="compile_error", reason="not_python", message="not Python source (binary data)")
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        return EvalResult(status="compile_error", reason="not_python",
-                          message=f"not valid Python: line {exc.lineno}: {exc.msg}")
-    if "ModelNew" not in module_level_names(tree):
-        return EvalResult(status="compile_error", reason="missing_model_new",
-                          message="the candidate defines no ModelNew (a torch.nn.Module built like Model)")
-    findings = scan_source(source)
-    if any(f.severity == "reject" for f in findings):
-        return rejected(findings)
-    return findings
-
-
-def make_job(problem: Problem, candidate_source: str, device: str, settings: Settings,
-             timing: bool = True) -> dict[str, Any]:
-    """The worker's instructions. Seeds come from the OS's secure generator: no candidate can predict them."""
-    h = settings.harness
-
-    def seeds(n: int) -> list[int]:
-        return [secrets.randbits(62) for _ in range(n)]
-
-    return {
-        "reference_source": problem.source,
-        "candidate_source": candidate_source,
-        "device": device,
-        "timing": timing,
-        "harness": h.model_dump(mode="json"),
-        "compile": settings.compile.model_dump(mode="json"),  # so kernelpro.runtime in the worker shares the cache
-        # load_inline builds land in a directory of their own per candidate source: concurrent builds of
-        # different candidates (which all tend to name their extension the same) never collide.
-        "torch_extensions_dir": str(settings.compile.cache_dir.expanduser() / "torch_extensions"
-                                    / hashlib.sha256(candidate_source.encode()).hexdigest()[:16]),
-        "seeds": {"init": secrets.randbits(62), "correctness": seeds(max(1, h.correctness_trials)),
-                  "scaled": seeds(h.scaled_trials), "timing": seeds(max(1, h.input_pool))},
-    }
-
-
-def classify(outcome: WorkerOutcome, settings: Settings) -> EvalResult:
-    """Turn what came back from the worker into a verdict, including when nothing did."""
-    if outcome.result is not None:
-        result = EvalResult.model_validate(outcome.result)
-    elif outcome.timed_out:
-        result = EvalResult(status="timeout", reason="wall_time",
-                            message=f"no result within {settings.harness.timeout_s:g} s "
-                                    f"(stopped during {outcome.last_phase})")
-    elif outcome.memory_exceeded_mb is not None:
-        result = EvalResult(status="runtime_error", reason="memory_limit",
-                            message=f"used {outcome.memory_exceeded_mb:.0f} MB of host memory, over the "
-                                    f"{settings.harness.memory_limit_mb} MB limit (during {outcome.last_phase})")
-    elif outcome.returncode is not None and outcome.returncode < 0:
-        name = signal.Signals(-outcome.returncode).name
-        result = EvalResult(status="runtime_error", reason="crashed",
-                            message=f"the worker died from {name} during {outcome.last_phase}")
-    else:
-        result = EvalResult(status="runtime_error", reason="exited",
-                            message=f"the worker exited with code {outcome.returncode} during "
-                                    f"{outcome.last_phase} without a result (os._exit or native code)")
-    result.worker_output = outcome.output_tail
-    result.elapsed_s = round(outcome.elapsed_s, 3)
-    if outcome.output_bytes > len(outcome.output_tail.encode()):
-        result.details["output_bytes"] = outcome.output_bytes
-    return result
+__all__ = ["classify", "judge", "judge_many", "make_job", "precheck", "resolve_device"]
 
 
 def judge(problem: Problem, candidate_source: str, device: str = "auto", settings: Settings | None = None,
@@ -106,28 +23,9 @@ def judge(problem: Problem, candidate_source: str, device: str = "auto", setting
 
 def judge_many(problem: Problem, candidate_sources: list[str], device: str = "auto",
                settings: Settings | None = None, timing: bool = True) -> list[EvalResult]:
-    """Judge candidates of one problem in turn, their CUDA kernels compiled ahead in the compile pool.
-
-    Each candidate still gets its own worker; compiling ahead means the workers find their kernels in the
-    shared cache, and a kernel that does not compile costs no worker at all.
+    """Judge candidates of one problem: CUDA kernels compiled ahead in the compile pool, then one worker per
+    device (long-lived or fresh per candidate, as ``harness.worker_mode`` says). Results come in input order.
     """
     settings = settings or load_settings()
-    device = resolve_device(device if device != "auto" else settings.device)
-    checked = [precheck(source) for source in candidate_sources]
-    runnable = [i for i, c in enumerate(checked) if not isinstance(c, EvalResult)]
-    compiled = dict(zip(runnable, compile_ahead([candidate_sources[i] for i in runnable], settings.compile),
-                        strict=True))
-    results: list[EvalResult] = []
-    for index, (source, found) in enumerate(zip(candidate_sources, checked, strict=True)):
-        if isinstance(found, EvalResult):
-            result = found
-        elif broken := next((r for r in compiled.get(index, []) if r.failure == "compile"), None):
-            result = EvalResult(status="compile_error", reason="kernel_compile_error", guards=found,
-                                message=f"a CudaKernel does not compile ({broken.backend}):\n{broken.message}")
-        else:
-            result = classify(run_worker(make_job(problem, source, device, settings, timing), settings.harness),
-                              settings)
-            result.guards = [*found, *[g for g in result.guards if g not in found]]
-        result.device = result.device or device
-        results.append(result)
-    return results
+    with Pipeline(device, settings) as pipeline:
+        return pipeline.judge([(problem, source) for source in candidate_sources], timing)

@@ -3,25 +3,114 @@
 It speaks to the judge only through RESULT_FD, one JSON object a line, each carrying the job's nonce:
 ``{"phase": ...}`` as it goes and ``{"result": ...}`` at the end. Whatever the candidate prints goes to
 stdout/stderr, which the judge reads separately, so no amount of output can forge or block a result.
+
+This is the fresh worker (one process per candidate); ``gpu_worker`` is the long-lived one. Both judge a job
+with ``evaluate_job``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+Emit = Callable[[dict[str, Any]], None]
 
-def _limit_address_space(extra_mb: int) -> None:
-    """Cap virtual memory at what the worker has now plus ``extra_mb``: a memory bomb fails fast."""
+
+def address_space_mb() -> int:
+    """The process's virtual memory size now, in MB."""
     with open("/proc/self/status") as status:
-        vm_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
-    limit = vm_kb * 1024 + extra_mb * (1 << 20)
+        return next(int(line.split()[1]) for line in status if line.startswith("VmSize:")) // 1024
+
+
+def limit_address_space(extra_mb: int) -> None:
+    """Cap virtual memory at what the worker has now plus ``extra_mb``: a memory bomb fails fast."""
+    limit = (address_space_mb() + extra_mb) << 20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def prepare_device(device: str, gpu_memory_fraction: float) -> None:
+    """Start CUDA on the job's device (``cuda`` or ``cuda:N``) and cap the caching allocator's share of it."""
+    import torch
+
+    torch.cuda.init()
+    target = torch.device(device)
+    if target.index is not None:
+        torch.cuda.set_device(target)
+    torch.cuda.set_per_process_memory_fraction(gpu_memory_fraction, target.index)
+
+
+def apply_job_environment(job: dict[str, Any]) -> None:
+    """The per-job environment: the load_inline build directory and the compile settings kernelpro.runtime reads."""
+    os.environ["TORCH_EXTENSIONS_DIR"] = job["torch_extensions_dir"]
+    for key, value in job.get("compile", {}).items():
+        if value is not None:
+            os.environ[f"KERNELPRO_COMPILE__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
+MMAP_THRESHOLD_MAX = 32 << 20  # glibc's ceiling for M_MMAP_THRESHOLD on 64-bit
+
+
+def keep_freed_memory() -> None:
+    """Make glibc keep freed heap memory in the process instead of handing it back to the kernel.
+
+    The stale-memory check poisons blocks the size of the reference's outputs and frees them, so that a
+    candidate returning memory it never wrote reads poison. If free() trims the heap, or the block was its own
+    mmap, the next allocation gets fresh zeroed pages instead and whether the check fires would depend on the
+    heap's layout. (Outputs above 32 MiB are still mmapped; a candidate then reads zeros, never the reference's
+    result, and is judged incorrect.)
+    """
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None)
+        libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1)
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)
+
+
+def settle_lazy_patches() -> None:
+    """Apply now the patches torch.compile makes on first use, so the judge's snapshots already contain them.
+
+    It replaces ``nn.Module.__init__`` the first time it runs (dynamo's mutation guard), which the integrity
+    check would report as tampering, and Inductor's first progress bar starts tqdm's monitor thread, which the
+    thread check would report. Importing dynamo costs about a second, and any allocation here changes the heap
+    the stale-memory poison relies on, so callers do this only for candidates that mention the compiler.
+    """
+    with contextlib.suppress(ImportError):
+        import tqdm
+
+        tqdm.tqdm.monitor_interval = 0
+    with contextlib.suppress(Exception):
+        import torch._dynamo.mutation_guard as mutation_guard
+
+        mutation_guard.install_generation_tagging_init()
+
+
+def uses_compiler(source: str) -> bool:
+    return any(word in source for word in ("compile", "_dynamo", "inductor"))
+
+
+def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit) -> Any:
+    """Judge one job in this process and return its ``EvalResult``, whatever the candidate does."""
+    from kernelpro.harness.evaluate import Evaluation
+    from kernelpro.harness.loader import Verdict
+    from kernelpro.harness.result import EvalResult
+
+    try:
+        return Evaluation(job, workdir, emit).run()
+    except Verdict as verdict:
+        return verdict.result
+    except BaseException as exc:  # noqa: BLE001 - the judge must always answer
+        return EvalResult(status="runtime_error", reason="worker_error",
+                          message="the evaluation itself failed: "
+                                  + "".join(traceback.format_exception_only(type(exc), exc)).strip())
 
 
 def main() -> None:
@@ -35,35 +124,23 @@ def main() -> None:
         channel.flush()
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    os.environ["TORCH_EXTENSIONS_DIR"] = job.pop("torch_extensions_dir")
-    # kernelpro.runtime reads its compile settings (the shared cache above all) from the environment.
-    for key, value in job.pop("compile", {}).items():
-        if value is not None:
-            os.environ[f"KERNELPRO_COMPILE__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
+    keep_freed_memory()
+    apply_job_environment(job)
     emit({"phase": "start"})
     # Import the judge before the candidate can run: timing binds its clocks at import.
-    import torch
+    import kernelpro.harness.evaluate  # noqa: F401
 
-    from kernelpro.harness.evaluate import Evaluation
-    from kernelpro.harness.loader import Verdict
-    from kernelpro.harness.result import EvalResult
+    if uses_compiler(job["candidate_source"]):
+        settle_lazy_patches()
 
     if job["device"].startswith("cuda"):
-        torch.cuda.init()
-        torch.cuda.set_per_process_memory_fraction(job["harness"]["gpu_memory_fraction"])
+        prepare_device(job["device"], job["harness"]["gpu_memory_fraction"])
     else:
         # CUDA reserves huge virtual ranges, so the address-space cap is for CPU runs only; the judge
         # also watches resident memory from outside on both.
-        _limit_address_space(job["harness"]["memory_limit_mb"])
+        limit_address_space(job["harness"]["memory_limit_mb"])
 
-    try:
-        result = Evaluation(job, Path.cwd(), emit).run()
-    except Verdict as verdict:
-        result = verdict.result
-    except BaseException as exc:  # noqa: BLE001 - the judge must always answer
-        result = EvalResult(status="runtime_error", reason="worker_error",
-                            message="the evaluation itself failed: "
-                                    + "".join(traceback.format_exception_only(type(exc), exc)).strip())
+    result = evaluate_job(job, Path.cwd(), emit)
     emit({"result": result.model_dump(mode="json")})
     channel.close()
     # Skip interpreter shutdown: a candidate's non-daemon thread or atexit hook must not hold us here.

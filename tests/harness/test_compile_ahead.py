@@ -47,3 +47,8 @@ def test_batch_fills_the_cache_the_worker_reads(settings, tmp_path):
     assert "CUDA" in results[0].message or "cuda" in results[0].message
     [request] = kernel_requests(candidate("honest_cuda_scale_relu"))
     assert compile_cached(request, settings.compile, CompileCache(settings.compile.cache_dir)).cached
+
+
+def test_compile_cubin_calls_become_nvcc_requests():
+    [request] = kernel_requests(candidate("honest_cubin_scale_relu"))
+    assert (request.backend, request.name_expressions) == ("nvcc", []) and "fmaxf" in request.source

@@ -95,3 +95,10 @@ def test_findings_carry_line_numbers():
 def test_bad_python_raises_syntax_error():
     with pytest.raises(SyntaxError):
         scan_source("def broken(:\n")
+
+
+@pytest.mark.parametrize("name", ["honest_cuda_scale_relu", "honest_cubin_scale_relu", "honest_triton_scale_relu",
+                                  "honest_load_inline_scale_relu", "honest_cute_scale_relu"])
+def test_every_kernel_backend_is_allowed(name):
+    """The imports and calls each backend needs (kernelpro.runtime, triton, cutlass.cute, load_inline) pass."""
+    assert [f for f in scan_source(candidate(name)) if f.severity == "reject"] == []

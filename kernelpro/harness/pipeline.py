@@ -1,0 +1,157 @@
+"""The judging pipeline: static checks, compiles in a CPU pool ahead of the GPU queue, one worker per device.
+
+A producer thread compiles the candidates' literal CUDA kernels in chunks (``compile_ahead``) and queues each
+candidate as soon as its chunk is built; a kernel that does not compile is a verdict without a worker. One
+lane per device drains the queue: with ``harness.worker_mode = "persistent"`` through a long-lived worker
+(``worker_handle``), with ``"fresh"`` through a new worker process per candidate (``sandbox``). Verdicts
+come back in input order, and a candidate that crashes, hangs or cheats never takes a later one down.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from dataclasses import dataclass, field
+
+from kernelpro.config import HarnessSettings, Settings
+from kernelpro.harness.compile_ahead import compile_ahead
+from kernelpro.harness.jobs import classify, make_job, precheck, resolve_device
+from kernelpro.harness.result import EvalResult, GuardFinding
+from kernelpro.harness.sandbox import run_worker
+from kernelpro.harness.worker_handle import LongLivedWorker, WorkerStartError
+from kernelpro.problem import Problem
+
+Item = tuple[Problem, str]
+
+
+def lane_devices(device: str, harness: HarnessSettings) -> list[str]:
+    """The devices to judge on: ``cpu``, one named GPU, or every GPU ``harness.gpu_devices`` allows."""
+    if not device.startswith("cuda") or ":" in device:
+        return [device]
+    import torch
+
+    visible = torch.cuda.device_count()
+    indices = list(range(visible)) if harness.gpu_devices is None else list(harness.gpu_devices)
+    if bad := [i for i in indices if not 0 <= i < max(visible, 1)]:
+        raise ValueError(f"harness.gpu_devices names GPU(s) {bad}, but {visible} GPU(s) are visible")
+    if len(indices) <= 1:
+        return ["cuda" if not indices or indices[0] == 0 else f"cuda:{indices[0]}"]
+    return [f"cuda:{i}" for i in indices]
+
+
+@dataclass
+class PipelineStats:
+    """What the pipeline did: candidates judged in workers, worker starts, and why workers were replaced."""
+
+    judged: int = 0
+    worker_starts: int = 0
+    restarts: list[str] = field(default_factory=list)
+
+
+class Lane:
+    """One device's worker: long-lived, or a fresh process per candidate."""
+
+    def __init__(self, device: str, settings: Settings) -> None:
+        self.device, self.settings = device, settings
+        persistent = settings.harness.worker_mode == "persistent"
+        self.worker = LongLivedWorker(device, settings.harness) if persistent else None
+        self.judged = 0
+
+    def judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool) -> EvalResult:
+        job = make_job(problem, source, self.device, self.settings, timing)
+        try:
+            outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
+        except WorkerStartError as exc:
+            return EvalResult(status="runtime_error", reason="worker_error", message=str(exc), guards=found)
+        self.judged += 1
+        result = classify(outcome, self.settings)
+        result.guards = [*found, *[g for g in result.guards if g not in found]]
+        return result
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+
+
+class Pipeline:
+    """Judges batches of (problem, candidate source) on every lane of ``device``; reusable across batches."""
+
+    def __init__(self, device: str, settings: Settings) -> None:
+        self.settings = settings
+        self.device = resolve_device(device if device != "auto" else settings.device)
+        self.lanes = [Lane(d, settings) for d in lane_devices(self.device, settings.harness)]
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for lane in self.lanes:
+            lane.close()
+
+    @property
+    def stats(self) -> PipelineStats:
+        workers = [lane.worker for lane in self.lanes if lane.worker is not None]
+        return PipelineStats(judged=sum(lane.judged for lane in self.lanes),
+                             worker_starts=sum(w.starts for w in workers),
+                             restarts=[reason for w in workers for reason in w.restarts])
+
+    def judge(self, items: list[Item], timing: bool = True) -> list[EvalResult]:
+        """Verdicts for ``items`` in order. Never raises for a bad candidate."""
+        results: list[EvalResult | None] = [None] * len(items)
+        checked = [precheck(source) for _, source in items]
+        for index, found in enumerate(checked):
+            if isinstance(found, EvalResult):
+                results[index] = found
+        runnable = [i for i, found in enumerate(checked) if not isinstance(found, EvalResult)]
+        work: queue.Queue[int | None] = queue.Queue()
+        producer = threading.Thread(target=self._compile, args=(items, runnable, checked, results, work), daemon=True)
+        lanes = [threading.Thread(target=self._drain, args=(lane, work, items, checked, results, timing), daemon=True)
+                 for lane in self.lanes]
+        for thread in [producer, *lanes]:
+            thread.start()
+        for thread in [producer, *lanes]:
+            thread.join()
+        for index, result in enumerate(results):
+            if result is None:  # only if a lane thread itself failed
+                results[index] = EvalResult(status="runtime_error", reason="worker_error",
+                                            message="the judging pipeline lost this candidate")
+        for result in results:
+            result.device = result.device or (self.lanes[0].device if len(self.lanes) == 1 else self.device)
+        return results
+
+    def _compile(self, items: list[Item], runnable: list[int], checked: list, results: list,
+                 work: queue.Queue) -> None:
+        """Compile ahead in chunks the size of the pool, queueing each chunk's candidates once it is built."""
+        chunk = max(1, self.settings.compile.workers or os.cpu_count() or 1)
+        try:
+            for start in range(0, len(runnable), chunk):
+                indices = runnable[start:start + chunk]
+                try:
+                    compiled = compile_ahead([items[i][1] for i in indices], self.settings.compile)
+                except Exception:  # noqa: BLE001 - the worker then compiles the kernels itself
+                    compiled = [[] for _ in indices]
+                for index, kernels in zip(indices, compiled, strict=True):
+                    broken = next((r for r in kernels if r.failure == "compile"), None)
+                    if broken is None:
+                        work.put(index)
+                        continue
+                    results[index] = EvalResult(
+                        status="compile_error", reason="kernel_compile_error", guards=checked[index],
+                        message=f"a CudaKernel does not compile ({broken.backend}):\n{broken.message}")
+        finally:
+            for _ in self.lanes:
+                work.put(None)
+
+    def _drain(self, lane: Lane, work: queue.Queue, items: list[Item], checked: list, results: list,
+               timing: bool) -> None:
+        while (index := work.get()) is not None:
+            problem, source = items[index]
+            try:
+                results[index] = lane.judge(problem, source, checked[index], timing)
+            except Exception as exc:  # noqa: BLE001 - one candidate's trouble is its own verdict
+                results[index] = EvalResult(status="runtime_error", reason="worker_error",
+                                            message=f"the judge failed on this candidate: {type(exc).__name__}: {exc}")

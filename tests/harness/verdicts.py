@@ -1,0 +1,74 @@
+"""What the judge says about every candidate under tests/data/candidates on the CPU, and with which problem.
+
+The per-candidate tests check these one at a time; the pipeline tests check them in one batch. Candidates
+that need a GPU (their CPU verdict depends on what is installed) are judged on the fresh-worker path instead
+and compared with it.
+"""
+
+from __future__ import annotations
+
+from tests.conftest import DATA
+
+PROBLEM_OF = {
+    "cheat_precision_bf16": "softmax_wide", "cheat_zeros_tiny": "softmax_wide", "honest_softmax": "softmax_wide",
+    "honest_matmul_relu": "matmul_relu", "honest_split_stats": "split_stats", "honest_flatten_view": "flatten_view",
+    "honest_inplace_relu": "inplace_relu",
+}
+
+# (status, reason) on the CPU; reason None means the candidate passed.
+EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
+    "cheat_background_process": ("rejected", "background_process"),
+    "cheat_background_thread": ("rejected", "background_thread"),
+    "cheat_cached_pointer": ("rejected", "cached_output"),
+    "cheat_cached_replay": ("rejected", "cached_output"),
+    "cheat_extra_stream": ("rejected", "extra_stream"),
+    "cheat_forged_result": ("runtime_error", "exited"),
+    "cheat_input_mutation": ("rejected", "input_mutation"),
+    "cheat_judge_patch": ("rejected", "judge_patch"),
+    "cheat_l2_persistence": ("rejected", "l2_persistence"),
+    "cheat_output_alias": ("rejected", "input_mutation"),  # it writes its input before returning it
+    "cheat_precision_bf16": ("rejected", "precision_downgrade"),
+    "cheat_reference_subclass": ("rejected", "reference_reuse"),
+    "cheat_reference_subclass_hidden": ("rejected", "reference_reuse"),
+    "cheat_stale_memory": ("rejected", "stale_memory"),
+    "cheat_sync_patch": ("rejected", "timer_patch"),
+    "cheat_tensor_subclass": ("rejected", "tensor_subclass"),
+    "cheat_timer_patch": ("rejected", "timer_patch"),
+    "cheat_try_except_fallback": ("rejected", "try_except_fallback"),
+    "cheat_zeros_tiny": ("incorrect", "relative_error"),
+    "fault_bad_signature": ("compile_error", "bad_signature"),
+    "fault_binary": ("compile_error", "not_python"),
+    "fault_exception": ("runtime_error", "exception"),
+    "fault_exit_at_import": ("compile_error", "exit_at_import"),
+    "fault_import_error": ("compile_error", "import_error"),
+    "fault_infinite_loop": ("timeout", "wall_time"),
+    "fault_memory_bomb": ("runtime_error", "memory_limit"),
+    "fault_memory_creep": ("runtime_error", "memory_limit"),
+    "fault_no_model_new": ("compile_error", "missing_model_new"),
+    "fault_os_exit": ("runtime_error", "exited"),
+    "fault_output_flood": ("ok", None),
+    "fault_segfault": ("runtime_error", "crashed"),
+    "fault_syntax": ("compile_error", "not_python"),
+    "fault_sys_exit_forward": ("runtime_error", "exit_called"),
+    "honest_dynamo_import": ("ok", None),
+    "honest_env_probe": ("ok", None),
+    "honest_extensions_dir_probe": ("ok", None),
+    "honest_flatten_view": ("ok", None),
+    "honest_inplace_relu": ("ok", None),
+    "honest_matmul_relu": ("ok", None),
+    "honest_scale_relu": ("ok", None),
+    "honest_softmax": ("ok", None),
+    "honest_split_stats": ("ok", None),
+}
+# Their CPU verdict depends on the machine (a GPU runtime, Triton, nvcc, the CuTe DSL, a compile cache).
+NEEDS_GPU = {"honest_cuda_scale_relu", "honest_triton_scale_relu", "honest_cubin_scale_relu",
+             "honest_load_inline_scale_relu", "honest_cute_scale_relu", "fault_illegal_address",
+             "fault_kernel_compile_error"}
+
+
+def all_candidates() -> list[str]:
+    return sorted(path.stem for path in (DATA / "candidates").glob("*.py"))
+
+
+def problem_of(name: str) -> str:
+    return PROBLEM_OF.get(name, "scale_relu")
