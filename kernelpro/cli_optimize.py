@@ -50,6 +50,12 @@ def _durations(text: Optional[str]) -> Optional[float]:
     return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "": 1}[u] for n, u in parts)
 
 
+def speedup_text(speedup: float) -> str:
+    from kernelpro.graphs.views import speedup_text as text
+
+    return text(speedup)
+
+
 class Progress:
     """One line per step on the terminal: the node, what happened, best speedup so far, spend."""
 
@@ -70,7 +76,7 @@ class Progress:
         self.gpu_s += values.get("gpu_s", 0.0) or 0.0
         if values.get("usage"):
             self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
-        best = f"{self.best[1]:.2f}x ({self.best[0]})" if self.best else "-"
+        best = f"{speedup_text(self.best[1])} ({self.best[0]})" if self.best else "-"
         for event in values.get("events") or []:
             self.console.print(f"[bold cyan]{node:>11}[/] {escape(event)}  [dim]| best {best} | "
                                f"{self.judged}/{self.max_iters} judged | ${self.usd:.3f} | GPU {self.gpu_s:.0f} s[/]",
@@ -166,7 +172,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         context = build_context(settings, problem, device, _gpu_name(device), files, budgets=budgets,
                                 interactive=interactive, use_llm=use_llm, meter=meter,
                                 use_memory=not no_memory, use_profiler=not no_profile)
-        out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""))
+        out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
         progress = Progress(out, budgets.max_iters)
         feed: Any = None if resume else {"run_id": run_id}
         status = "failed"
@@ -201,8 +207,10 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     if as_json:
         print(json.dumps(summary))
     else:
-        out.print(f"[bold]{status}[/]: best speedup {summary['best_speedup'] or '-'} "
-                  f"({summary['best_candidate'] or 'none'}); report: {summary['report']}")
+        best = summary["best_speedup"]
+        out.print(f"[bold]{status}[/]: best speedup {speedup_text(best) if best else '-'} "
+                  f"({summary['best_candidate'] or 'no correct candidate'}); report: {summary['report']}",
+                  soft_wrap=True)
 
 
 def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> dict[str, Any]:

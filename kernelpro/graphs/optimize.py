@@ -36,6 +36,7 @@ from kernelpro.graphs.views import (
     describe_result,
     leaderboard_text,
     recipe_lesson,
+    speedup_text,
     stop_reason,
     variant_label,
     variant_summary,
@@ -174,6 +175,9 @@ def code(state: OptimizeState, runtime: Ctx) -> Command[Literal["review_code", "
         draft = Draft(id=draft_id, parent_id=chosen, idea=idea["description"], origin=idea["origin"],
                       source=idea["source"], notes="", fixes=[])
         return Command(goto="review_code", update={"ideas": {chosen: rest}, "draft": draft})
+    if not ctx.uses_llm:  # an idea the user typed in a run without a model: nobody can write it
+        return Command(goto="select", update={"ideas": {chosen: rest}, "events": [
+            f"code: no language model to implement {idea['title']!r}; configure one to run your own ideas"]})
     parent = tree.get(chosen)
     view = CoderInput(problem_name=ctx.problem.name, problem_source=ctx.problem.source, device=ctx.device,
                       gpu=ctx.gpu, variant_label=variant_label(parent), parent_source=parent.source,
@@ -328,7 +332,7 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
         status = "completed"
     best = _tree(state).best()
     summary = f"finished ({status}): {state.get('stop_reason', '')}; best " + (
-        f"{best.id} at {best.speedup:.2f}x" if best and best.speedup else "none faster than the reference")
+        f"{best.id} at {speedup_text(best.speedup)}" if best and best.speedup else "no correct candidate")
     return Command(goto=END, update={"status": status, "events": [summary], **_usage(runtime.context)})
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kernelpro.harness.result import EvalResult
-from kernelpro.memory.records import Attempt, CompileFix, Insight, ProblemSignature
 from kernelpro.problem import Problem
 from kernelpro.search.tree import Variant, VariantTree
 
@@ -14,10 +13,15 @@ if TYPE_CHECKING:
     from kernelpro.graphs.state import OptimizeState
 
 
+def speedup_text(speedup: float) -> str:
+    """2.31x, 0.85x, 0.0032x: two decimals unless that would read as zero."""
+    return f"{speedup:.2f}x" if speedup >= 0.1 else f"{speedup:.2g}x"
+
+
 def variant_label(variant: Variant) -> str:
     if variant.kind == "reference":
         return "the reference"
-    speed = f", {variant.speedup:.2f}x" if variant.speedup is not None else ""
+    speed = f", {speedup_text(variant.speedup)}" if variant.speedup is not None else ""
     return f"{variant.id} ({variant.kind}{speed})"
 
 
@@ -26,7 +30,7 @@ def describe_result(result: EvalResult) -> str:
         timing = ""
         if result.candidate_ms is not None and result.reference_ms is not None:
             timing = f" ({result.candidate_ms:.4g} ms vs reference {result.reference_ms:.4g} ms)"
-        speed = f"{result.speedup:.2f}x" if result.speedup is not None else "correct, not timed"
+        speed = speedup_text(result.speedup) if result.speedup is not None else "correct, not timed"
         return f"ok, {speed}{timing}"
     reason = f"/{result.reason}" if result.reason else ""
     first_line = result.message.strip().splitlines()[0][:240] if result.message.strip() else ""
@@ -48,7 +52,7 @@ def variant_summary(variant: Variant) -> str:
 def leaderboard_text(tree: VariantTree, n: int = 6) -> str:
     rows = []
     for variant in tree.leaderboard(n):
-        outcome = (f"{variant.speedup:.2f}x" if variant.speedup is not None
+        outcome = (speedup_text(variant.speedup) if variant.speedup is not None
                    else describe_result(EvalResult.model_validate(variant.result)) if variant.result else "not judged")
         diagnosis = f"; diagnosis: {variant.diagnosis.splitlines()[0][:200]}" if variant.diagnosis else ""
         rows.append(f"- {variant.id} [{variant.kind}] {outcome}: {variant.idea[:300]}{diagnosis}")
@@ -65,6 +69,8 @@ def recipe_lesson(variant: Variant, problem: str, gpu: str) -> str:
 
 
 def attempt_records(variant: Variant, run_id: str, problem: Problem, gpu: str) -> list[Any]:
+    from kernelpro.memory.records import Attempt, CompileFix, Insight, ProblemSignature  # ChromaDB only when used
+
     signature = ProblemSignature.from_problem(problem)
     result = EvalResult.model_validate(variant.result) if variant.result else None
     diagnosis = (variant.findings[0] if variant.findings else "") if variant.diagnosis else ""

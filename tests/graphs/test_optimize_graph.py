@@ -129,3 +129,19 @@ def test_a_spent_dollar_budget_stops_the_run_mid_iteration(settings, tmp_path):
     assert state["status"] == "stopped" and "LLM budget" in state["stop_reason"]
     assert state["usage"]["total"]["cost_usd"] >= 0.004
     assert not agents["coder"].requests  # no call is sent once the budget is spent
+
+
+def test_without_a_model_the_recipes_are_planned_and_a_typed_idea_is_declined(settings, tmp_path):
+    context = make_context(settings, tmp_path, None, max_iters=2, interactive=True)
+    saver = InMemorySaver()
+    graph, config = run(context, saver=saver)
+    (asked,) = graph.get_state(config).interrupts
+    assert asked.value["ideas"][0]["title"] == "compile_default"  # the only CPU recipe for this problem
+    graph, config = run(context, Command(resume={"action": "edit", "ideas": [{"title": "write a Triton kernel"}]}),
+                        saver=saver)
+    state = state_of(graph, config)
+    assert any("no language model to implement 'write a Triton kernel'" in e for e in state["events"])
+    (asked,) = graph.get_state(config).interrupts  # the recipes are offered again
+    assert asked.value["ideas"][0]["title"] == "compile_default"
+    graph, config = run(context, Command(resume={"action": "stop"}), saver=saver)
+    assert state_of(graph, config)["status"] == "stopped" and state_of(graph, config)["policy"] == "recipes"

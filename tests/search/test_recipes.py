@@ -77,8 +77,10 @@ def test_priors_order_recipes_and_tolerance_moves_tf32():
     assert [r.prior for r in tight] == sorted((r.prior for r in tight), reverse=True)
     loose = recipes_for(problem("matmul_relu"), "cuda", tolerances={"float32": Tolerance(atol=1e-2, rtol=1e-2)})
     rank = {r.name: i for i, r in enumerate(loose)}
-    assert rank["compile_max_autotune+tf32"] == 0
-    assert [r.name for r in tight].index("compile_max_autotune+tf32") > [r.name for r in tight].index("cuda_graph")
+    assert rank["compile_default"] == 0 and rank["compile_default+tf32"] == 1  # TF32 costs little when loose
+    # under a tight float32 tolerance TF32 will likely fail the precision check: it drops below plain recipes
+    names = [r.name for r in tight]
+    assert names.index("compile_default+tf32") > names.index("cuda_graph")
 
 
 def test_expansions_compose_along_the_path():
