@@ -37,10 +37,13 @@ class SearchMemory:
         self.gpu = gpu
 
     def lessons(self, problem: Problem, query: str) -> str:
-        from kernelpro.memory import ProblemSignature, retrieve
+        from kernelpro.memory import MemoryStoreError, ProblemSignature, retrieve
 
-        found = retrieve(self.store, f"{problem.name}\n{problem.source[:1500]}", query,
-                         problem=ProblemSignature.from_problem(problem), gpu=self.gpu)
+        try:
+            found = retrieve(self.store, f"{problem.name}\n{problem.source[:1500]}", query,
+                             problem=ProblemSignature.from_problem(problem), gpu=self.gpu)
+        except MemoryStoreError as error:  # the memory is an aid: a planner without lessons still plans
+            return f"(the search memory could not be read: {error})"
         return found.render()
 
     def remember(self, records: Sequence[Any]) -> int:
@@ -84,7 +87,12 @@ def profiler(files: RunFiles, tool_context: ToolContext | None = None):
     def profile(problem: Problem, source: str | None) -> ProfileReport | None:
         start = time.monotonic()
         workdir = files.root / "profiles" / f"p{next(count)}"
-        profiled = profile_and_diagnose(problem.source, source, device="cuda", workdir=workdir)
+        try:
+            profiled = profile_and_diagnose(problem.source, source, device="cuda", workdir=workdir)
+        except Exception as error:  # noqa: BLE001 - a profile is evidence, not a verdict: the run goes on without it
+            workdir.mkdir(parents=True, exist_ok=True)
+            (workdir / "error.txt").write_text(f"{type(error).__name__}: {error}\n")
+            return None
         if profiled.diagnosis is None:
             return None
         if tool_context is not None and profiled.profile.csv_path:
