@@ -162,6 +162,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
 
     files.root.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(files.checkpoint, check_same_thread=False)
+    context = None
     try:
         saver = SqliteSaver(conn)
         graph = builder().compile(checkpointer=saver)
@@ -202,6 +203,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             state = {**state, "stop_reason": f"{type(error).__name__}: {error}"}
     finally:
         conn.close()
+        if context is not None:
+            context.evaluate.close()  # stops the run's judging workers
 
     summary = write_outputs(files, state, status, context, meter)
     if as_json:

@@ -24,6 +24,7 @@ from kernelpro.search.policy import SearchPolicy
 
 class Evaluator(Protocol):
     def __call__(self, problem: Problem, source: str) -> EvalResult: ...
+    def close(self) -> None: ...
 
 
 class ProfileReport(BaseModel):

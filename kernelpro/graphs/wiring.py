@@ -67,13 +67,34 @@ def candidate_checks(settings: Settings):
     return check
 
 
-def evaluator(settings: Settings, device: str):
-    from kernelpro.harness.judge import judge
+class RunEvaluator:
+    """The judge for one optimisation run: one pipeline, so its long-lived worker per GPU serves every candidate
+    of the run instead of starting anew for each. Opened on first use; `close()` stops the workers."""
 
-    def evaluate(problem: Problem, source: str) -> EvalResult:
-        return judge(problem, source, device=device, settings=settings)
+    def __init__(self, settings: Settings, device: str) -> None:
+        self.settings, self.device = settings, device
+        self._pipeline: Any = None
 
-    return evaluate
+    def __call__(self, problem: Problem, source: str) -> EvalResult:
+        from kernelpro.harness.pipeline import Pipeline
+
+        if self._pipeline is None:
+            self._pipeline = Pipeline(self.device, self.settings)
+        return self._pipeline.judge([(problem, source)])[0]
+
+    @property
+    def stats(self) -> Any:
+        """The pipeline's counts (judged, worker starts, restarts and why); None before the first candidate."""
+        return self._pipeline.stats if self._pipeline is not None else None
+
+    def close(self) -> None:
+        if self._pipeline is not None:
+            self._pipeline.close()
+            self._pipeline = None
+
+
+def evaluator(settings: Settings, device: str) -> RunEvaluator:
+    return RunEvaluator(settings, device)
 
 
 def profiler(files: RunFiles, tool_context: ToolContext | None = None):

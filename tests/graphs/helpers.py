@@ -65,16 +65,22 @@ def scripted_agents(meter: UsageMeter | None = None, **scripts: list[Any]) -> di
             for role in roles}
 
 
+OPEN_CONTEXTS: list[OptimizeContext] = []  # closed after each test (tests/graphs/conftest.py)
+
+
 def make_context(settings: Settings, tmp_path: Path, models: dict | None, *, max_iters: int = 1,
                  interactive: bool = False, memory: Any = None, meter: UsageMeter | None = None,
                  time_s: float | None = None, usd: float | None = None) -> OptimizeContext:
     files = RunFiles.create(tmp_path / "runs", "run-test", {})
     available = tools_by_name(ToolContext(settings, problem("scale_relu"), device="cpu", run_id="run-test"))
     tools = {role: [available[name] for name in names if name in available] for role, names in ROLE_TOOLS.items()}
-    return OptimizeContext(tools=tools, settings=settings, problem=problem("scale_relu"), device="cpu", gpu="CPU test",
-                           files=files, policy=BestFirst(), evaluate=evaluator(settings, "cpu"),
-                           budgets=Budgets(max_iters=max_iters, time_s=time_s, usd=usd), models=models,
-                           meter=meter, memory=memory, interactive=interactive, checks=candidate_checks(settings))
+    context = OptimizeContext(
+        tools=tools, settings=settings, problem=problem("scale_relu"), device="cpu", gpu="CPU test", files=files,
+        policy=BestFirst(), evaluate=evaluator(settings, "cpu"), models=models, meter=meter, memory=memory,
+        budgets=Budgets(max_iters=max_iters, time_s=time_s, usd=usd), interactive=interactive,
+        checks=candidate_checks(settings))
+    OPEN_CONTEXTS.append(context)
+    return context
 
 
 def run(context: OptimizeContext, feed: Any = None, saver: Any = None, thread: str = "t") -> tuple[Any, dict]:

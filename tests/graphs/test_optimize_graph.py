@@ -145,3 +145,15 @@ def test_without_a_model_the_recipes_are_planned_and_a_typed_idea_is_declined(se
     assert asked.value["ideas"][0]["title"] == "compile_default"
     graph, config = run(context, Command(resume={"action": "stop"}), saver=saver)
     assert state_of(graph, config)["status"] == "stopped" and state_of(graph, config)["policy"] == "recipes"
+
+
+def test_one_judging_worker_serves_the_whole_run(settings, tmp_path):
+    variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
+    agents = scripted_agents(planner=[plan_reply("fuse", "relu"), plan_reply("again")],
+                             coder=[code_reply(HONEST), code_reply(variant)], critic=[review_reply(), review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=2)
+    graph, config = run(context)
+    assert state_of(graph, config)["iteration"] == 2
+    stats = context.evaluate.stats
+    assert stats.judged == 2  # one pipeline judged both: the run did not start a new one per candidate
+    assert stats.worker_starts == 1 + len(stats.restarts)  # and its worker was reused unless it had to restart
