@@ -92,26 +92,31 @@ def test_optimize_with_a_model_over_http(openai_server, tmp_path):
     assert result["status"] == "completed" and result["candidates_judged"] == 2
     assert result["best_speedup"] > 0 and Path(result["best_candidate"]).read_text().strip() in [
         v.strip() for v in VARIANTS]
-    assert result["llm_cost_usd"] == pytest.approx(
-        2 * (2000 * 2 + 300 * 10 + 3000 * 2 + 400 * 10 + 1500 * 2 + 100 * 10) / 1e6)
     report = Path(result["report"]).read_text()
     assert "fuse relu and scale" in report and "<img" in report
-    assert len(Path(result["results"]).read_text().splitlines()) == 2
+    logged = [json.loads(line) for line in Path(result["results"]).read_text().splitlines()]
+    assert len(logged) == 2
 
     bodies = [r.body for r in openai_server.completions]
     roles = [role_of(b) for b in bodies]
-    # best-first: the second iteration expands the first candidate (now the best), so it is planned anew
-    assert roles == ["planner", "coder", "critic"] * 2
+    # best-first: when the first candidate beats the reference it is expanded next (a new plan, with the
+    # measured speedups side by side); otherwise the reference's second planned idea is coded
+    replanned = logged[0]["speedup"] is not None and logged[0]["speedup"] > 1.0
+    assert roles == ["planner", "coder", "critic", *(["planner"] if replanned else []), "coder", "critic"]
+    per_call = {"planner": 2000 * 2 + 300 * 10, "coder": 3000 * 2 + 400 * 10, "critic": 1500 * 2 + 100 * 10}
+    assert result["llm_cost_usd"] == pytest.approx(sum(per_call[r] for r in roles) / 1e6)
     assert all(b["model"] == "test-model" for b in bodies)
     assert all(r.headers["authorization"] == "Bearer sk-loopback-secret" for r in openai_server.completions)
     planner = json.dumps(bodies[0]["messages"])
     assert "torch.relu(x) * self.scale" in planner and "Lessons from the search memory" in planner
     assert "fuse relu and scale" in json.dumps(bodies[1]["messages"])
     assert "Judge: ok" in json.dumps(bodies[2]["messages"])
-    second_plan = json.dumps(bodies[3]["messages"])  # the first candidate's measured speedup, side by side
-    first = json.loads(Path(result["results"]).read_text().splitlines()[0])
-    assert f"- {first['variant']} [pytorch] {first['speedup']:.2f}x" in second_plan
-    assert "fusing the clamp and the multiply" in second_plan  # the critic's lesson, back from the memory
+    if replanned:
+        second_plan = json.dumps(bodies[3]["messages"])
+        assert f"- {logged[0]['variant']} [pytorch] {logged[0]['speedup']:.2f}x" in second_plan
+        assert "fusing the clamp and the multiply" in second_plan  # the critic's lesson, back from the memory
+    else:
+        assert "in-place clamp on a copy" in json.dumps(bodies[3]["messages"])
     assert "No language model" not in stderr
 
 

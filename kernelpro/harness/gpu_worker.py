@@ -118,6 +118,13 @@ def _judge_in_child(job: dict[str, Any], workdir: Path, channel: Channel, memory
         channel.emit({"exited": code})
 
 
+def _release_freed_memory() -> None:
+    """Give the heap's free memory back to the kernel between jobs: workers keep freed memory within a job (for
+    the stale-memory poison), and one candidate's peak must not count against the next one's memory limit."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
 def _serve(channel: Channel, jobs: BinaryIO, baseline: Any, harness: dict[str, Any]) -> None:
     from kernelpro.harness import worker_state
 
@@ -136,6 +143,7 @@ def _serve(channel: Channel, jobs: BinaryIO, baseline: Any, harness: dict[str, A
             _judge_in_child(job, workdir, channel, harness["memory_limit_mb"])
         del job
         problems = worker_state.reset(baseline)
+        _release_freed_memory()
         _flush_output(channel.nonce)
         channel.emit({"ready": True, "problems": problems})
 
