@@ -170,9 +170,13 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         previous = graph.get_state(config).values if resume else {}
         meter = UsageMeter.from_dict(previous.get("usage"), settings) if previous.get("usage") else \
             UsageMeter(settings)
-        context = build_context(settings, problem, device, _gpu_name(device), files, budgets=budgets,
-                                interactive=interactive, use_llm=use_llm, meter=meter,
-                                use_memory=not no_memory, use_profiler=not no_profile)
+        try:
+            context = build_context(settings, problem, device, _gpu_name(device), files, budgets=budgets,
+                                    interactive=interactive, use_llm=use_llm, meter=meter,
+                                    use_memory=not no_memory, use_profiler=not no_profile)
+        except Exception as error:  # noqa: BLE001 - e.g. a search memory that cannot be opened
+            _fail(out, f"could not set up the run ({type(error).__name__}: {error}); fix it and continue with: "
+                       f"kernelpro optimize --resume {run_id}")
         out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
         progress = Progress(out, budgets.max_iters)
         feed: Any = None if resume else {"run_id": run_id}
