@@ -50,12 +50,6 @@ def _durations(text: Optional[str]) -> Optional[float]:
     return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "": 1}[u] for n, u in parts)
 
 
-def speedup_text(speedup: float) -> str:
-    from kernelpro.graphs.views import speedup_text as text
-
-    return text(speedup)
-
-
 class Progress:
     """One line per step on the terminal: the node, what happened, best speedup so far, spend."""
 
@@ -76,6 +70,8 @@ class Progress:
         self.gpu_s += values.get("gpu_s", 0.0) or 0.0
         if values.get("usage"):
             self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
+        from kernelpro.search.tree import speedup_text
+
         best = f"{speedup_text(self.best[1])} ({self.best[0]})" if self.best else "-"
         for event in values.get("events") or []:
             self.console.print(f"[bold cyan]{node:>11}[/] {escape(event)}  [dim]| best {best} | "
@@ -214,8 +210,9 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     if as_json:
         print(json.dumps(summary))
     else:
-        best = summary["best_speedup"]
-        out.print(f"[bold]{status}[/]: best speedup {speedup_text(best) if best else '-'} "
+        from kernelpro.search.tree import speedup_text
+
+        out.print(f"[bold]{status}[/]: best speedup {speedup_text(summary['best_speedup'])} "
                   f"({summary['best_candidate'] or 'no correct candidate'}); report: {summary['report']}",
                   soft_wrap=True)
 

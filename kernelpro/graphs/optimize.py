@@ -36,7 +36,6 @@ from kernelpro.graphs.views import (
     describe_result,
     leaderboard_text,
     recipe_lesson,
-    speedup_text,
     stop_reason,
     variant_label,
     variant_summary,
@@ -44,7 +43,7 @@ from kernelpro.graphs.views import (
 from kernelpro.llm import BudgetExceeded
 from kernelpro.search.kinds import detect_kind
 from kernelpro.search.recipes import recipe_expansions
-from kernelpro.search.tree import Variant, VariantTree
+from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
 Ctx = Runtime[OptimizeContext]
 ROOT = "ref"

@@ -6,16 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
-from kernelpro.search.tree import Variant, VariantTree
+from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
 if TYPE_CHECKING:
     from kernelpro.graphs.context import OptimizeContext
     from kernelpro.graphs.state import OptimizeState
-
-
-def speedup_text(speedup: float) -> str:
-    """2.31x, 0.85x, 0.0032x: two decimals unless that would read as zero."""
-    return f"{speedup:.2f}x" if speedup >= 0.1 else f"{speedup:.2g}x"
 
 
 def variant_label(variant: Variant) -> str:

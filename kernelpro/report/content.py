@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernelpro.report.summary import RoleUsage, RunSummary
-from kernelpro.search.tree import Variant, VariantTree
+from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
 
 def duration(seconds: float | None) -> str:
@@ -14,10 +14,6 @@ def duration(seconds: float | None) -> str:
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
-
-
-def speedup_text(speedup: float | None) -> str:
-    return f"{speedup:.2f}x" if speedup is not None else "-"
 
 
 def cost_text(usage: RoleUsage) -> str:

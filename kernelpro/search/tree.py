@@ -90,6 +90,13 @@ class Variant(BaseModel):
         self.diagnosis = why
 
 
+def speedup_text(speedup: float | None) -> str:
+    """2.31x, 0.85x, 0.0032x (two decimals unless that would read as zero), or "-" when there is none."""
+    if speedup is None:
+        return "-"
+    return f"{speedup:.2f}x" if speedup >= 0.1 else f"{speedup:.2g}x"
+
+
 def variant_id(parent_id: str | None, source: str) -> str:
     """Eight hex digits of a hash of the parent and the source: the same attempt gets the same id."""
     return hashlib.sha256(f"{parent_id or ''}\n{source}".encode()).hexdigest()[:8]
@@ -206,7 +213,7 @@ class VariantTree:
             if variant.kind == "reference":
                 outcome = "reference"
             elif variant.correct:
-                outcome = f"{variant.speedup:.2f}x"
+                outcome = speedup_text(variant.speedup)
             else:
                 outcome = variant.verdict
             idea = " ".join(variant.idea.split())
