@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kernelpro.cli_errors import fail as _fail
 from kernelpro.config import load_settings
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import ProblemError, load_problem
@@ -23,16 +24,10 @@ if TYPE_CHECKING:
 app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
 console = Console()
-errors = Console(stderr=True)
 
 STATUS_STYLE = {"ok": "bold green", "incorrect": "bold red", "rejected": "bold magenta",
                 "compile_error": "bold yellow", "runtime_error": "bold red", "timeout": "bold yellow"}
 DeviceOption = Annotated[str, typer.Option("--device", help="cpu, cuda, or auto (cuda when a GPU is visible).")]
-
-
-def _fail(message: str) -> None:
-    errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
-    raise typer.Exit(code=2)
 
 
 @app.command("eval")

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kernelpro.cli_errors import fail as _fail
 from kernelpro.config import load_settings
 from kernelpro.problem import ProblemError, load_problem
 
@@ -127,7 +128,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         try:
             files = RunFiles.open(runs_dir, resume)
         except RunNotFound as error:
-            _fail(out, str(error))
+            _fail(str(error))
         meta = files.meta()
         reference = Path(meta["problem_path"])
         device = meta["device"]
@@ -141,7 +142,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     try:
         problem = load_problem(reference)
     except ProblemError as error:
-        _fail(out, str(error))
+        _fail(str(error))
     if not resume:
         device = resolve_device(device if device != "auto" else settings.device)
         budgets = Budgets(max_iters=max_iters or 8, time_s=_durations(time_budget), gpu_s=_durations(gpu_budget),
@@ -171,7 +172,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                                     interactive=interactive, use_llm=use_llm, meter=meter,
                                     use_memory=not no_memory, use_profiler=not no_profile)
         except Exception as error:  # noqa: BLE001 - e.g. a search memory that cannot be opened
-            _fail(out, f"could not set up the run ({type(error).__name__}: {error}); fix it and continue with: "
+            _fail(f"could not set up the run ({type(error).__name__}: {error}); fix it and continue with: "
                        f"kernelpro optimize --resume {run_id}")
         out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
         progress = Progress(out, budgets.max_iters)
@@ -261,11 +262,6 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "policy": summary.policy}
 
 
-def _fail(console: Console, message: str) -> None:
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
-    raise typer.Exit(code=2)
-
-
 def register(app: typer.Typer) -> None:
     @app.command("optimize")
     def optimize(
@@ -290,7 +286,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
-            _fail(Console(stderr=True), "give a problem file, or --resume RUN_ID")
+            _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
                      interactive, resume, as_json, no_memory, no_profile)
 

@@ -10,12 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kernelpro.cli_errors import fail as _fail
 from kernelpro.problem import ProblemError, load_problem
-
-
-def _fail(message: str) -> None:
-    Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
-    raise typer.Exit(code=2)
 
 
 def register(app: typer.Typer) -> None:
