@@ -68,7 +68,7 @@ def attempt_records(variant: Variant, run_id: str, problem: Problem, gpu: str) -
 
     signature = ProblemSignature.from_problem(problem)
     result = EvalResult.model_validate(variant.result) if variant.result else None
-    diagnosis = (variant.findings[0] if variant.findings else "") if variant.diagnosis else ""
+    diagnosis = variant.findings[0] if variant.findings else ""  # the top finding id; set with the diagnosis
     if result is not None and result.status != "ok":
         diagnosis = describe_result(result)[:300]
     records: list[Any] = [Attempt(run_id=run_id, problem=signature, gpu=gpu, idea=variant.idea[:600],
