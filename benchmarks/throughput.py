@@ -144,10 +144,15 @@ def run(settings: Settings, sources: list[str], mode: str) -> dict:
         stats = pipeline.stats
     wall = time.monotonic() - started
     gpus = len(pipeline.lanes)
+    phases: dict[str, float] = {}
+    for r in results:
+        for name, seconds in r.details.get("phase_s", {}).items():
+            phases[name] = phases.get(name, 0.0) + seconds / len(results)
     return {"mode": mode, "candidates": len(sources), "gpus": gpus, "wall_s": round(wall, 2),
             "per_gpu_minute": len(sources) / (wall / 60) / gpus,
             "statuses": {s: sum(r.status == s for r in results) for s in {r.status for r in results}},
             "speedups": [round(r.speedup, 3) if r.speedup else None for r in results],
+            "mean_phase_s": {k: round(v, 4) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])},
             "worker_starts": stats.worker_starts, "restarts": stats.restarts,
             "messages": [r.message[:200] for r in results if r.status != "ok"][:5]}
 
@@ -188,6 +193,7 @@ def main() -> None:
     for label, row in rows:
         print(f"{label:32s} {row['candidates']:6d} {row['wall_s']:8.1f} {row['per_gpu_minute']:12.1f}  "
               f"{row['statuses']}")
+    print("mean seconds per candidate inside the worker:", report["pipeline"]["mean_phase_s"])
     print(f"ratio pipeline / load_inline loop: {report['ratio']:.1f}x (target: >= 60 judged per GPU-minute)")
 
 

@@ -27,7 +27,7 @@ class ActivityBaseline:
 
     def __init__(self) -> None:
         self.threads = _thread_ids()
-        self.children = {p.pid for p in psutil.Process().children(recursive=True)}
+        self.children = _child_pids()
 
     def leftovers(self) -> list[GuardFinding]:
         """Threads or processes the candidate started that are still alive after its call returned."""
@@ -38,7 +38,7 @@ class ActivityBaseline:
             found.append(finding("background_thread",
                                  f"{len(new_threads)} thread(s) still running after the call returned: "
                                  f"{', '.join(names)}"))
-        new_children = [p for p in psutil.Process().children(recursive=True) if p.pid not in self.children]
+        new_children = _processes(_child_pids() - self.children)  # cheap: this runs after every timed call
         if new_children:
             found.append(finding("background_process",
                                  f"{len(new_children)} child process(es) started: "
@@ -49,6 +49,31 @@ class ActivityBaseline:
                 except psutil.Error:
                     pass
         return found
+
+
+def _child_pids() -> set[int]:
+    """This process's direct children, from /proc (a child that is gone cannot be hiding a grandchild that is
+    not: orphans are reparented, which psutil's recursive walk misses too); psutil where /proc lacks the files."""
+    try:
+        pids: set[int] = set()
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as file:
+                pids.update(int(pid) for pid in file.read().split())
+        return pids
+    except OSError:
+        return {p.pid for p in psutil.Process().children()}
+
+
+def _processes(pids: set[int]) -> list[psutil.Process]:
+    """These processes and their descendants, skipping any that already exited."""
+    found = []
+    for pid in sorted(pids):
+        try:
+            process = psutil.Process(pid)
+            found += [process, *process.children(recursive=True)]
+        except psutil.Error:
+            pass
+    return found
 
 
 def _thread_ids() -> set[int]:
