@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 from kernelpro.harness.worker import (
     apply_job_environment,
+    die_with_parent,
     evaluate_job,
     keep_freed_memory,
     limit_address_space,
@@ -155,6 +156,7 @@ def main() -> None:
     setup: dict[str, Any] = json.loads(jobs.readline())
     channel.nonce = setup["nonce"]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    die_with_parent()
     keep_freed_memory()  # inherited by the forks that judge CPU jobs
     harness, device = setup["harness"], setup["device"]
     # Import the judge before any candidate can run: timing binds its clocks at import.

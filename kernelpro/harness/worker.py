@@ -14,7 +14,10 @@ import contextlib
 import json
 import os
 import resource
+import signal
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -56,6 +59,24 @@ def apply_job_environment(job: dict[str, Any]) -> None:
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 MMAP_THRESHOLD_MAX = 32 << 20  # glibc's ceiling for M_MMAP_THRESHOLD on 64-bit
+
+
+def die_with_parent(poll_s: float = 0.5) -> None:
+    """Kill this worker's process group (it, and any fork judging a job) once the judge that started it is gone.
+
+    A judge killed outright cannot stop its workers, and a candidate stuck in a loop would otherwise spin on
+    with no one to time it out. Workers lead a session of their own, so the group is theirs alone.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        if os.getpgrp() == os.getpid():  # never the group of whoever started us without a session of our own
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="kernelpro-parent-watch", daemon=True).start()
 
 
 def keep_freed_memory() -> None:
@@ -104,13 +125,17 @@ def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit) -> Any:
     from kernelpro.harness.result import EvalResult
 
     try:
-        return Evaluation(job, workdir, emit).run()
-    except Verdict as verdict:
-        return verdict.result
+        evaluation = Evaluation(job, workdir, emit)
+        try:
+            result = evaluation.run()
+        except Verdict as verdict:
+            result = verdict.result
     except BaseException as exc:  # noqa: BLE001 - the judge must always answer
         return EvalResult(status="runtime_error", reason="worker_error",
                           message="the evaluation itself failed: "
                                   + "".join(traceback.format_exception_only(type(exc), exc)).strip())
+    result.details["phase_s"] = evaluation.close_phases()
+    return result
 
 
 def main() -> None:
@@ -124,6 +149,7 @@ def main() -> None:
         channel.flush()
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    die_with_parent()
     keep_freed_memory()
     apply_job_environment(job)
     emit({"phase": "start"})
