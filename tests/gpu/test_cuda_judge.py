@@ -61,7 +61,7 @@ def test_illegal_address_is_a_cuda_error_and_the_judge_carries_on(settings):
 
 
 def test_cuda_clock_counts_work_left_on_another_stream():
-    """The device-wide synchronise before the end event makes side-stream work count."""
+    """Work left running on another stream is counted up to the device's finish."""
     from kernelpro.config import HarnessSettings
     from kernelpro.harness.timing import make_clock
 
@@ -97,3 +97,58 @@ def test_persisting_l2_is_reset_before_each_trial():
     assert cuda_driver.persisting_l2_limit() > 0
     make_clock(torch.device("cuda"), HarnessSettings()).prepare()
     assert cuda_driver.persisting_l2_limit() == 0
+
+
+def test_host_work_hidden_behind_the_flush_still_counts():
+    """The call is queued behind the L2 flush, but its host time from an idle GPU is a floor on its cost."""
+    import time
+
+    from kernelpro.config import HarnessSettings
+    from kernelpro.harness.timing import make_clock, time_models
+
+    settings = HarnessSettings(timing_trials=5, min_timing_trials=5, warmup=1)
+    x = torch.ones(1, device="cuda")
+
+    def host_bound():
+        time.sleep(0.005)  # e.g. an answer computed on the CPU, then one tiny kernel
+        return x + 1
+
+    timing = time_models({"host_bound": host_bound}, [[]], make_clock(torch.device("cuda"), settings), settings)
+    assert timing["host_bound"].median_ms >= 5.0
+
+
+NUMPY_INPUTS = '''import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    seed = int(torch.randint(0, 1 << 30, (1,)).numpy()[0])  # .numpy() fails on a CUDA tensor
+    return [torch.from_numpy(np.random.default_rng(seed).standard_normal((256, 256)).astype("float32"))]
+
+
+def get_init_inputs():
+    return []
+'''
+
+DOUBLING = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x + x
+'''
+
+
+def test_inputs_that_need_the_cpu_are_drawn_there(settings):
+    from kernelpro.problem import parse_problem
+
+    result = judge(parse_problem(NUMPY_INPUTS, name="numpy_inputs"), DOUBLING, device="cuda", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.details["phase_s"]["timing"] > 0
