@@ -191,6 +191,11 @@ def test_candidate_runs_in_the_fallback_too(tmp_path):
     assert "aten::clamp_" in names and "aten::relu" not in names  # the candidate's operators, not the reference's
 
 
+def test_the_fallback_makes_its_working_directory(tmp_path):
+    result = torch_profile_problem(problem("scale_relu").source, device="cpu", workdir=tmp_path / "new" / "dir", seed=2)
+    assert result.ok and {"aten::relu", "aten::mul"} <= {e.name for e in result.events}
+
+
 @no_gpu
 def test_asking_for_cuda_without_one_names_both_failures(tmp_path):
     options = NcuOptions(ncu=str(tmp_path / "no" / "ncu"))

@@ -70,3 +70,54 @@ def test_truncated_reports(tmp_path, fraction, match):
     path.write_bytes(data[: int(len(data) * fraction)])
     with pytest.raises(NcuReportError, match=match):
         read_ncu_report(path)
+
+
+def _fake_ncu_install(root: Path) -> Path:
+    """An Nsight Compute layout: the ncu launcher at the top, its Python module under extras/python."""
+    (root / "extras" / "python").mkdir(parents=True)
+    (root / "extras" / "python" / "ncu_report.py").write_text("BUNDLED = True\n")
+    ncu = root / "ncu"
+    ncu.write_text("#!/bin/sh\n")
+    ncu.chmod(0o755)
+    return ncu
+
+
+def test_without_the_package_the_copy_shipped_with_ncu_is_used(tmp_path, monkeypatch):
+    import importlib.machinery
+    import sys
+
+    from kernelpro.tools.profiling import ncu_command, ncu_report
+
+    install = tmp_path / "nsight-compute-2099.1"
+    ncu = _fake_ncu_install(install)
+    monkeypatch.setattr(ncu_command, "find_ncu", lambda name="ncu": str(ncu))
+    assert install / "extras" / "python" in ncu_report.bundled_module_dirs()
+
+    real_find = importlib.machinery.PathFinder.find_spec
+
+    def without_the_wheel(name, path=None, target=None):
+        spec = real_find(name, path, target)
+        if name == "ncu_report" and spec is not None and str(install) not in (spec.origin or ""):
+            return None
+        return spec
+
+    monkeypatch.setattr(importlib.machinery.PathFinder, "find_spec", without_the_wheel)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    saved = sys.modules.pop("ncu_report", None)
+    try:
+        assert getattr(ncu_report.import_ncu_report(), "BUNDLED", False)
+    finally:
+        sys.modules.pop("ncu_report", None)
+        if saved is not None:
+            sys.modules["ncu_report"] = saved
+
+
+def test_with_neither_the_package_nor_ncu_the_error_says_what_to_install(tmp_path, monkeypatch):
+    import sys
+
+    from kernelpro.tools.profiling import ncu_report
+
+    monkeypatch.setitem(sys.modules, "ncu_report", None)
+    monkeypatch.setattr(ncu_report, "bundled_module_dirs", lambda: [])
+    with pytest.raises(NcuReportError, match="pip install ncu-report"):
+        read_ncu_report(NCU / "reports" / "memory_bound.ncu-rep")

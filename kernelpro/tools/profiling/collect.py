@@ -182,6 +182,7 @@ def profile_command(target: list[str], options: NcuOptions | None = None, workdi
 def _target_job(workdir: Path, reference_source: str, candidate_source: str | None, device: str, mode: str,
                 options: NcuOptions, seed: int) -> tuple[list[str], Path]:
     """Write the target's job file; returns its command line and where it writes its result."""
+    workdir.mkdir(parents=True, exist_ok=True)
     result_path = workdir / f"target-{mode}.json"
     job = {"reference_source": reference_source, "candidate_source": candidate_source, "device": device,
            "mode": mode, "seed": seed, "warmup": options.warmup, "nvtx_range": NVTX_RANGE,

@@ -9,8 +9,10 @@ The launch id is the launch's position in the report, which is what ncu's CSV `I
 
 from __future__ import annotations
 
+import glob
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +84,40 @@ def _kernel(action: Any, launch: int) -> KernelMetrics:
     )
 
 
+def bundled_module_dirs() -> list[Path]:
+    """Where an Nsight Compute install keeps its own copy of the module (``extras/python``), newest first."""
+    from kernelpro.tools.profiling.ncu_command import find_ncu
+
+    roots = []
+    ncu = find_ncu()
+    if ncu:
+        real = Path(ncu).resolve()
+        roots += [real.parent, real.parent.parent]  # <install>/ncu, or <install>/target/.../ncu behind a link
+    roots += sorted((Path(p) for p in glob.glob("/usr/local/cuda*/nsight-compute*")), reverse=True)
+    roots += sorted((Path(p) for p in glob.glob("/opt/nvidia/nsight-compute/*")), reverse=True)
+    return [root / "extras" / "python" for root in roots if (root / "extras" / "python" / "ncu_report.py").is_file()]
+
+
+def import_ncu_report() -> Any:
+    """The ``ncu-report`` package, else the copy that ships with an installed ncu."""
+    try:
+        import ncu_report
+
+        return ncu_report
+    except ImportError:
+        pass
+    for directory in bundled_module_dirs():
+        sys.path.insert(0, str(directory))
+        try:
+            import ncu_report
+
+            return ncu_report
+        except ImportError:
+            sys.path.remove(str(directory))
+    raise NcuReportError("reading .ncu-rep files needs the ncu-report package (pip install ncu-report) or an "
+                         "Nsight Compute install (its extras/python); or give the raw CSV instead")
+
+
 def read_ncu_report(path: str | Path) -> list[KernelMetrics]:
     """Every kernel launch in the report, in launch order."""
     path = Path(path)
@@ -94,11 +130,7 @@ def read_ncu_report(path: str | Path) -> list[KernelMetrics]:
         raise NcuReportError(f"cannot read {path}: {error.strerror}") from None
     if head != MAGIC:
         raise NcuReportError(f"{path}: not an Nsight Compute report (a .ncu-rep file starts with 'NVR')")
-    try:
-        import ncu_report
-    except ImportError:
-        raise NcuReportError("reading .ncu-rep files needs the ncu-report package (pip install ncu-report), or "
-                             "give the raw CSV instead") from None
+    ncu_report = import_ncu_report()
 
     try:
         context = ncu_report.load_report(str(path))
