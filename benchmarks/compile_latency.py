@@ -208,28 +208,38 @@ def load_inline(repeats: int) -> dict:
     return out
 
 
+BACKENDS = ("nvrtc", "nvcc_cubin", "triton_first_call", "cute_dsl", "load_inline")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=10, help="NVRTC and nvcc repeats")
     parser.add_argument("--subprocess-repeats", type=int, default=3, help="Triton and CuTe DSL repeats")
     parser.add_argument("--load-inline-repeats", type=int, default=3, help="of the vector add; 1 for the others")
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help="comma-separated subset of " + ", ".join(BACKENDS))
     args = parser.parse_args()
     import torch
 
+    wanted = args.backends.split(",")
+    measure = {"nvrtc": lambda: in_process("nvrtc", args.repeats),
+               "nvcc_cubin": lambda: in_process("nvcc", args.repeats),
+               "triton_first_call": lambda: triton(args.subprocess_repeats),
+               "cute_dsl": lambda: cute(args.subprocess_repeats)}
     with ThreadPoolExecutor(1) as pool:  # the slow builds run while the rest is measured (other cores)
-        building = pool.submit(load_inline, args.load_inline_repeats)
+        building = pool.submit(load_inline, args.load_inline_repeats) if "load_inline" in wanted else None
         time.sleep(1)
-        results = {"nvrtc": in_process("nvrtc", args.repeats), "nvcc_cubin": in_process("nvcc", args.repeats),
-                   "triton_first_call": triton(args.subprocess_repeats), "cute_dsl": cute(args.subprocess_repeats)}
-        results["load_inline"] = building.result()
+        results = {name: run() for name, run in measure.items() if name in wanted}
+        if building is not None:
+            results["load_inline"] = building.result()
     report = {"command": " ".join(["python", *sys.argv]), "gpu": torch.cuda.get_device_name(0),
               "torch": torch.__version__, "note": "load_inline builds ran in parallel processes (MAX_JOBS=2 each) "
               "while the other backends were measured one at a time", "results": results}
     ratios = {}
     for backend, per_kernel in results.items():
         for kernel, row in per_kernel.items():
-            base = results["load_inline"].get(kernel, {})
+            base = results.get("load_inline", {}).get(kernel, {})
             if isinstance(row, dict) and "median_s" in row and "median_s" in base:
                 ratios[f"{backend}/{kernel}"] = base["median_s"] / row["median_s"]
     report["speedup_vs_load_inline"] = ratios
