@@ -12,9 +12,10 @@ import torch
 
 from kernelpro.config import Tolerance
 
-# Freed memory is filled with this byte before a candidate runs, so memory it never wrote reads
-# as all-ones: NaN in every floating format, -1 in every integer one.
-POISON_BYTE = 0xFF
+# Memory a candidate never wrote reads as this byte: on the GPU the judge fills and frees blocks before each call,
+# on the CPU glibc fills every allocation with it (worker.poison_allocations). 0xFE, not 0xFF: glibc's perturb
+# byte is the complement and zero switches it off. -1.7e38 in float32, NaN in float16, -2 in int8.
+POISON_BYTE = 0xFE
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,14 @@ def poisoned_elements(tensor: torch.Tensor) -> torch.Tensor:
     return (raw == POISON_BYTE).all(dim=1).reshape(tensor.shape)
 
 
-def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolerance]) -> Mismatch | Agreement:
-    """Check a candidate's output against the reference's for the same inputs."""
+def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolerance],
+                    noise: dict[str, float] | None = None) -> Mismatch | Agreement:
+    """Check a candidate's output against the reference's for the same inputs.
+
+    ``noise`` maps a leaf's path to the reference's own error against a float64 oracle, as a fraction of its
+    largest magnitude (``precision.reference_noise``); twice that, scaled to this output, widens ``atol``: an
+    honest candidate differs from a reference that rounds coarsely (TF32 convolutions, say) by both errors.
+    """
     ref_leaves, cand_leaves = flatten(reference), flatten(candidate)
     if len(ref_leaves) != len(cand_leaves):
         return Mismatch("incorrect", "structure_mismatch",
@@ -82,15 +89,15 @@ def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolera
         problem = plain_tensor_problem(cand)
         if problem:
             return Mismatch("rejected", "tensor_subclass", f"{path} {problem}")
-        result = _compare_tensor(path, ref, cand, tolerances)
+        result = _compare_tensor(path, ref, cand, tolerances, (noise or {}).get(path, 0.0))
         if isinstance(result, Mismatch):
             return result
         worst_abs, worst_rel = max(worst_abs, result.max_abs_error), max(worst_rel, result.max_rel_error)
     return Agreement(worst_abs, worst_rel)
 
 
-def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances: dict[str, Tolerance]
-                    ) -> Mismatch | Agreement:
+def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances: dict[str, Tolerance],
+                    noise: float = 0.0) -> Mismatch | Agreement:
     if cand.shape != ref.shape:
         return Mismatch("incorrect", "shape_mismatch",
                         f"{path}: shape {tuple(cand.shape)}, expected {tuple(ref.shape)}")
@@ -115,7 +122,8 @@ def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances
     tol = tolerance_for(ref.dtype, tolerances)
     ref64, cand64 = ref.double(), cand.double()
     diff = (cand64 - ref64).abs()
-    allowed = tol.atol + tol.rtol * ref64.abs()
+    slack = 2 * noise * float(ref64.abs().max()) if noise else 0.0
+    allowed = tol.atol + slack + tol.rtol * ref64.abs()
     wrong = diff > allowed
     max_abs = float(diff.max())
     max_rel = float((diff / ref64.abs().clamp_min(tol.atol)).max())
@@ -123,7 +131,8 @@ def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances
         index = tuple(int(i) for i in torch.nonzero(wrong)[0])
         return _stale_or(path, cand, wrong, Mismatch(
             "incorrect", "value_mismatch",
-            f"{path}: {int(wrong.sum())} of {ref.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g}; "
+            f"{path}: {int(wrong.sum())} of {ref.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g}"
+            f"{f' (widened by {slack:.3g}: the reference itself is that far from float64)' if slack else ''}; "
             f"max abs error {max_abs:.3g}; first at {list(index)}: got {float(cand64[index]):.6g}, "
             f"expected {float(ref64[index]):.6g}",
             max_abs, max_rel))

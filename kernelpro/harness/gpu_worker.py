@@ -28,8 +28,8 @@ from kernelpro.harness.worker import (
     apply_job_environment,
     die_with_parent,
     evaluate_job,
-    keep_freed_memory,
     limit_address_space,
+    poison_allocations,
     prepare_device,
     settle_lazy_patches,
     uses_compiler,
@@ -120,8 +120,8 @@ def _judge_in_child(job: dict[str, Any], workdir: Path, channel: Channel, memory
 
 
 def _release_freed_memory() -> None:
-    """Give the heap's free memory back to the kernel between jobs: workers keep freed memory within a job (for
-    the stale-memory poison), and one candidate's peak must not count against the next one's memory limit."""
+    """Give the heap's free memory back to the kernel between jobs: one candidate's peak must not count against
+    the next one's memory limit."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).malloc_trim(0)
 
@@ -157,7 +157,7 @@ def main() -> None:
     channel.nonce = setup["nonce"]
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     die_with_parent()
-    keep_freed_memory()  # inherited by the forks that judge CPU jobs
+    poison_allocations()  # inherited by the forks that judge CPU jobs
     harness, device = setup["harness"], setup["device"]
     # Import the judge before any candidate can run: timing binds its clocks at import.
     import torch

@@ -57,8 +57,7 @@ def apply_job_environment(job: dict[str, Any]) -> None:
             os.environ[f"KERNELPRO_COMPILE__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
 
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-MMAP_THRESHOLD_MAX = 32 << 20  # glibc's ceiling for M_MMAP_THRESHOLD on 64-bit
+M_PERTURB = -6  # glibc's mallopt parameter
 
 
 def die_with_parent(poll_s: float = 0.5) -> None:
@@ -79,21 +78,19 @@ def die_with_parent(poll_s: float = 0.5) -> None:
     threading.Thread(target=watch, name="kernelpro-parent-watch", daemon=True).start()
 
 
-def keep_freed_memory() -> None:
-    """Make glibc keep freed heap memory in the process instead of handing it back to the kernel.
+def poison_allocations() -> None:
+    """Make glibc fill every block malloc hands out (torch's CPU tensors included) with the poison byte.
 
-    The stale-memory check poisons blocks the size of the reference's outputs and frees them, so that a
-    candidate returning memory it never wrote reads poison. If free() trims the heap, or the block was its own
-    mmap, the next allocation gets fresh zeroed pages instead and whether the check fires would depend on the
-    heap's layout. (Outputs above 32 MiB are still mmapped; a candidate then reads zeros, never the reference's
-    result, and is judged incorrect.)
+    A candidate that returns memory it never wrote must read poison whatever the heap's layout; glibc's
+    M_PERTURB fills each allocation with the complement of its argument (and each freed block with the
+    argument, so no freed output of the reference survives either).
     """
     import ctypes
 
+    from kernelpro.harness.compare import POISON_BYTE
+
     with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None)
-        libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1)
-        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)
+        ctypes.CDLL(None).mallopt(M_PERTURB, POISON_BYTE ^ 0xFF)
 
 
 def settle_lazy_patches() -> None:
@@ -150,7 +147,7 @@ def main() -> None:
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     die_with_parent()
-    keep_freed_memory()
+    poison_allocations()
     apply_job_environment(job)
     emit({"phase": "start"})
     # Import the judge before the candidate can run: timing binds its clocks at import.

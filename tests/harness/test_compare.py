@@ -78,7 +78,7 @@ def test_poisoned_memory_is_named_stale():
     x = torch.randn(8)
     raw = torch.full((32,), POISON_BYTE, dtype=torch.uint8).view(torch.float32)
     assert verdict(x, raw) == ("rejected", "stale_memory")
-    ints = torch.full((8,), -1, dtype=torch.int32)
+    ints = torch.full((32,), POISON_BYTE, dtype=torch.uint8).view(torch.int32)
     assert verdict(torch.arange(8, dtype=torch.int32), ints) == ("rejected", "stale_memory")
 
 
