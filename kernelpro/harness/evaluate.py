@@ -55,6 +55,7 @@ class Evaluation:
         self.fingerprints: list[tuple[tuple, tuple]] = []  # (candidate output, reference output) per input set
         self.phase = "start"
         self.draw_on_device = True
+        self.noise: dict[str, float] = {}  # per output leaf, see precision.reference_noise
         self.phase_started = time.perf_counter()
         self.phase_s: dict[str, float] = {}
 
@@ -94,7 +95,7 @@ class Evaluation:
             self.check_streams()
         result = EvalResult(status="ok", correct=True, message="correct", trials_checked=checked,
                             max_abs_error=max_abs, max_rel_error=max_rel, guards=self.findings,
-                            device=str(self.device))
+                            device=str(self.device), details={"reference_noise": self.noise} if self.noise else {})
         if self.job.get("timing", True):
             self.time_and_check(result)
         return result
@@ -116,18 +117,19 @@ class Evaluation:
             if not _all_finite(ref_out):
                 continue  # this input set is outside the reference's domain (e.g. scaled past overflow)
             self.check_inputs(untouched, cand_args, inputs, ref_args, ref_out, cand_out)
-            outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances)
+            oracle_out = self.measure_reference_noise(inputs, ref_out) if checked == 0 else None
+            outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances, self.noise)
             if isinstance(outcome, Mismatch):
                 self.fail(outcome, cand_out, ref_out, prefix=f"input set {index + 1} (seed {seed}"
                                                     f"{f', inputs x{scale:g}' if scale else ''}): ")
-            if checked == 0:
-                self.check_precision(inputs, cand_out, ref_out)
+            if oracle_out is not None:
+                self.check_precision(cand_out, ref_out, oracle_out)
             self.fingerprints.append((fingerprint(cand_out), fingerprint(ref_out)))
             max_abs, max_rel = max(max_abs, outcome.max_abs_error), max(max_rel, outcome.max_rel_error)
             checked += 1
             # Free this set before drawing the next, so its tensors land at the same addresses: a cache
             # keyed on pointers then hits, and replays a wrong output where the checks can see it.
-            del inputs, cand_args, untouched, cand_out, ref_args, ref_out
+            del inputs, cand_args, untouched, cand_out, ref_args, ref_out, oracle_out
         if checked == 0:
             raise verdict("runtime_error", "reference_failed",
                           "the reference returned NaN or Inf on every input set: nothing to compare against")
@@ -145,10 +147,10 @@ class Evaluation:
             if name != "candidate":
                 return
             self.after_candidate_call()
-            outcome = compare_outputs(expected[pool_index], out, self.settings.tolerances)
+            outcome = compare_outputs(expected[pool_index], out, self.settings.tolerances, self.noise)
             if isinstance(outcome, Mismatch) and _all_finite(expected[pool_index]):
                 replayed = [j + 1 for j, other in enumerate(expected) if j != pool_index and isinstance(
-                    compare_outputs(other, out, self.settings.tolerances), Agreement)]
+                    compare_outputs(other, out, self.settings.tolerances, self.noise), Agreement)]
                 if replayed:
                     self.reject(dyn.finding("cached_output", f"a timed call on input set {pool_index + 1} returned "
                                             f"the output for input set {replayed[0]}"))
@@ -190,16 +192,22 @@ class Evaluation:
         if aliased and not dyn.aliased_outputs(ref_args, ref_out):
             self.reject(dyn.finding("output_aliases_input", f"{', '.join(aliased)} share storage with an input"))
 
-    def check_precision(self, inputs: list[Any], cand_out: Any, ref_out: Any) -> None:
-        """Compare both models with a float64 oracle: catches lost precision that hides inside atol."""
+    def measure_reference_noise(self, inputs: list[Any], ref_out: Any) -> Any:
+        """The float64 oracle's output for these inputs (None where there is none), and from it ``self.noise``:
+        how far the reference's own rounding takes it, which the element-wise comparison allows for."""
         if not any(precision.checks_precision(leaf) for _, leaf in flatten(ref_out)):
-            return
+            return None
         try:
             oracle_out = precision.oracle_outputs(self.reference, clone_inputs(inputs))
-        except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the check is then skipped
+        except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the checks are then skipped
             self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
                                              "precision not checked", severity="info"))
-            return
+            return None
+        self.noise = precision.reference_noise(ref_out, oracle_out)
+        return oracle_out
+
+    def check_precision(self, cand_out: Any, ref_out: Any, oracle_out: Any) -> None:
+        """Compare both models with a float64 oracle: catches lost precision that hides inside atol."""
         judged = precision.judge_precision(cand_out, ref_out, oracle_out, self.settings)
         if judged is None:
             return

@@ -29,6 +29,25 @@ def oracle_outputs(reference: torch.nn.Module, inputs: list[Any]) -> Any:
         return oracle(*upcast)
 
 
+# A reference further than this from its float64 oracle (relative to its largest magnitude) is not rounding but
+# computing something else (dropout, an op whose float64 kernel differs): its error then widens no tolerance.
+NOISE_CEILING = 1e-2
+
+
+def reference_noise(ref_out: Any, oracle_out: Any) -> dict[str, float]:
+    """Per output leaf: the reference's largest error against the oracle, over its largest magnitude."""
+    noise = {}
+    for (path, ref), (_, exact) in zip(flatten(ref_out), flatten(oracle_out), strict=True):
+        if not checks_precision(ref):
+            continue
+        scale = float(exact.double().abs().max())
+        if scale > 0:
+            error = float((ref.double() - exact.double()).abs().max()) / scale
+            if error <= NOISE_CEILING:
+                noise[path] = error
+    return noise
+
+
 def judge_precision(cand_out: Any, ref_out: Any, oracle_out: Any, settings: HarnessSettings
                     ) -> tuple[str, str] | None:
     """None when the candidate is as precise as allowed, else ("incorrect" | "rejected", message).
