@@ -28,6 +28,9 @@ def test_honest_candidate_passes_with_timing(name, problem_name, settings):
     assert result.candidate.trials >= settings.harness.min_timing_trials
     assert result.candidate.method == result.reference.method == "cpu perf_counter_ns"
     assert result.speedup == pytest.approx(result.reference.median_ms / result.candidate.median_ms)
+    phases = result.details["phase_s"]  # where the judge's seconds went, each phase once
+    assert {"load_reference", "load_candidate", "correctness", "timing"} <= set(phases)
+    assert all(seconds >= 0 for seconds in phases.values()) and phases["timing"] > 0
 
 
 def test_reference_against_itself_is_correct(settings):
