@@ -17,9 +17,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import psutil
 
@@ -80,6 +81,17 @@ class _TailReader(threading.Thread):
             self.tail = (self.tail + chunk)[-self.keep:]
 
 
+def json_messages(file: BinaryIO) -> Iterator[dict[str, Any]]:
+    """The JSON objects a worker wrote, one a line, until it closes its end; anything else is skipped."""
+    for line in file:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict):
+            yield message
+
+
 class _ChannelReader(threading.Thread):
     """Reads the worker's JSON lines; lines without the job's nonce are ignored."""
 
@@ -90,12 +102,8 @@ class _ChannelReader(threading.Thread):
         self.result: dict[str, Any] | None = None
 
     def run(self) -> None:
-        for line in self.file:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(message, dict) or message.get("nonce") != self.nonce:
+        for message in json_messages(self.file):
+            if message.get("nonce") != self.nonce:
                 continue
             if "phase" in message:
                 self.phases.append(str(message["phase"]))

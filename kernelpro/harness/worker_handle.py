@@ -25,7 +25,7 @@ import psutil
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.gpu_worker import OUTPUT_MARKER
-from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, worker_environment
+from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, json_messages, worker_environment
 
 # Guard findings that mean the candidate changed the process itself, not only its own answers.
 TAMPERING = {"judge_patch", "timer_patch", "background_thread", "background_process", "extra_stream",
@@ -91,13 +91,8 @@ class _Channel(threading.Thread):
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
 
     def run(self) -> None:
-        for line in self.file:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(message, dict):
-                self.messages.put(message)
+        for message in json_messages(self.file):
+            self.messages.put(message)
         self.messages.put(None)  # the worker closed its end
 
 
