@@ -64,6 +64,14 @@ class Step:
         return f"{v.verdict}" + (f": {message.splitlines()[0][:200]}" if message else "")
 
     @property
+    def fields(self) -> list[tuple[str, str]]:
+        """The step's labelled lines in report order, the empty ones left out (an idea always shows)."""
+        v = self.variant
+        labelled = [("Led by", self.led_by), ("Idea", v.idea or "-"), ("Outcome", self.outcome),
+                    ("Diagnosis", v.diagnosis), ("Findings", ", ".join(v.findings)), ("Lesson", v.lesson)]
+        return [(label, text) for label, text in labelled if text]
+
+    @property
     def led_by(self) -> str:
         """The parent's diagnosis and findings: what this step was answering."""
         if self.parent is None:

@@ -44,15 +44,9 @@ def render_html(run: RunSummary, tree: VariantTree, png: bytes) -> str:
         verdict = "ok" if v.correct else "bad"
         items = [f"<b>{escape(v.id)}</b> (iteration {v.iteration}, from {escape(v.parent_id or '')}, "
                  f"{escape(v.origin)}, {escape(v.kind)})"]
-        if step.led_by:
-            items.append(f"Led by: {escape(step.led_by)}")
-        items += [f"Idea: {escape(v.idea) or '-'}", f'Outcome: <span class="{verdict}">{escape(step.outcome)}</span>']
-        if v.diagnosis:
-            items.append(f"Diagnosis: {escape(v.diagnosis)}")
-        if v.findings:
-            items.append(f"Findings: {escape(', '.join(v.findings))}")
-        if v.lesson:
-            items.append(f"Lesson: {escape(v.lesson)}")
+        for label, text in step.fields:
+            shown = f'<span class="{verdict}">{escape(text)}</span>' if label == "Outcome" else escape(text)
+            items.append(f"{label}: {shown}")
         parts.append('<div class="step">' + "<br>".join(items) + "</div>")
     parts += ["<h2>Spend</h2>", _table(content.spend(run), ("role", "tokens in", "tokens out", "cost")),
               _table(content.resources(run))]

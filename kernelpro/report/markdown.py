@@ -24,15 +24,8 @@ def render_markdown(run: RunSummary, tree: VariantTree, plot_name: str) -> str:
     for step in content.steps(tree):
         v = step.variant
         lines.append(f"### {v.id} (iteration {v.iteration}, from {v.parent_id}, {v.origin}, {v.kind})")
-        if step.led_by:
-            lines.append(f"- Led by: {step.led_by}")
-        lines += [f"- Idea: {' '.join(v.idea.split()) or '-'}", f"- Outcome: {step.outcome}"]
-        if v.diagnosis:
-            lines.append(f"- Diagnosis: {' '.join(v.diagnosis.split())}")
-        if v.findings:
-            lines.append(f"- Findings: {', '.join(v.findings)}")
-        if v.lesson:
-            lines.append(f"- Lesson: {' '.join(v.lesson.split())}")
+        for label, text in step.fields:  # one line each, but the profile that led here keeps its layout
+            lines.append(f"- {label}: {text if label == 'Led by' else ' '.join(text.split()) or '-'}")
         lines.append("")
     lines += ["## Spend", "", *_table(("role", "tokens in", "tokens out", "cost"), content.spend(run)), "",
               *_table(("", ""), content.resources(run)), ""]
