@@ -83,6 +83,25 @@ def test_cuda_clock_counts_work_left_on_another_stream():
     assert host_ms >= elapsed_ms * 0.9
 
 
+def test_cuda_clock_takes_off_its_own_span():
+    """Two events with nothing between them span about a microsecond; no call is charged for it."""
+    from kernelpro.config import HarnessSettings
+    from kernelpro.harness.timing import make_clock
+
+    clock = make_clock(torch.device("cuda"), HarnessSettings())
+    assert 0.0 < clock.overhead_ms < 0.01
+    nothing = []
+    for _ in range(20):
+        clock.prepare()
+        nothing.append(clock.time(lambda: None, [])[0])
+    assert sorted(nothing)[10] < 0.5e-3
+    x = torch.ones(1, device="cuda")
+    x + 1  # the kernel's module loads on its first launch
+    clock.prepare()
+    one_kernel_ms = clock.time(lambda: x + 1, [])[0]
+    assert 0.0 < one_kernel_ms < 0.05
+
+
 def test_persisting_l2_is_reset_before_each_trial():
     import ctypes
 
