@@ -86,7 +86,8 @@ def test_without_the_package_the_copy_shipped_with_ncu_is_used(tmp_path, monkeyp
     import importlib.machinery
     import sys
 
-    from kernelpro.tools.profiling import ncu_command, ncu_report
+    from kernelpro.tools.profiling import ncu_command
+    from kernelpro.tools.profiling import ncu_report_reader as ncu_report
 
     install = tmp_path / "nsight-compute-2099.1"
     ncu = _fake_ncu_install(install)
@@ -112,12 +113,62 @@ def test_without_the_package_the_copy_shipped_with_ncu_is_used(tmp_path, monkeyp
             sys.modules["ncu_report"] = saved
 
 
-def test_with_neither_the_package_nor_ncu_the_error_says_what_to_install(tmp_path, monkeypatch):
+def _stand_in_library(directory: Path, body: str) -> Path:
+    """A module named ``ncu_report`` that the reader's child process imports before the real one."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "ncu_report.py").write_text(body)
+    return directory
+
+
+def _first_on_path(monkeypatch, directory: Path) -> None:
+    import os
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(directory), os.environ.get("PYTHONPATH")) if p))
+
+
+def test_with_neither_the_package_nor_ncu_the_error_says_what_to_install(monkeypatch):
     import sys
 
-    from kernelpro.tools.profiling import ncu_report
+    from kernelpro.tools.profiling import ncu_report_reader
 
     monkeypatch.setitem(sys.modules, "ncu_report", None)
-    monkeypatch.setattr(ncu_report, "bundled_module_dirs", lambda: [])
-    with pytest.raises(NcuReportError, match="pip install ncu-report"):
+    monkeypatch.setattr(ncu_report_reader, "bundled_module_dirs", lambda: [])
+    with pytest.raises(ncu_report_reader.ReportUnreadable, match="pip install ncu-report"):
+        ncu_report_reader.load_kernels(NCU / "reports" / "memory_bound.ncu-rep")
+
+
+def test_the_libraries_own_error_comes_back_from_the_child(tmp_path, monkeypatch):
+    refusing = _stand_in_library(tmp_path / "refusing", "def load_report(path):\n"
+                                 "    raise RuntimeError('unsupported report version 99')\n")
+    _first_on_path(monkeypatch, refusing)
+    with pytest.raises(NcuReportError, match="ncu_report could not load it: unsupported report version 99"):
         read_ncu_report(NCU / "reports" / "memory_bound.ncu-rep")
+
+
+def test_a_crash_in_the_library_is_an_error_not_the_callers_crash(tmp_path, monkeypatch):
+    crashing = _stand_in_library(tmp_path / "crashing", "import ctypes\n\n\ndef load_report(path):\n"
+                                 "    return ctypes.string_at(0)  # a null read: SIGSEGV, as a native bug would\n")
+    _first_on_path(monkeypatch, crashing)
+    with pytest.raises(NcuReportError, match=r"crashed with SIGSEGV") as raised:
+        read_ncu_report(NCU / "reports" / "memory_bound.ncu-rep")
+    assert str(crashing / "ncu_report.py") in str(raised.value)  # names the module that crashed
+
+
+def test_a_hang_in_the_library_times_out(tmp_path, monkeypatch):
+    hanging = _stand_in_library(tmp_path / "hanging", "import time\n\n\ndef load_report(path):\n"
+                                "    time.sleep(3600)\n")
+    _first_on_path(monkeypatch, hanging)
+    with pytest.raises(NcuReportError, match="did not finish reading it in 2 s"):
+        read_ncu_report(NCU / "reports" / "memory_bound.ncu-rep", timeout_s=2)
+
+
+def test_profiling_keeps_the_csv_metrics_when_the_report_reader_crashes(tmp_path, monkeypatch):
+    from kernelpro.tools.profiling.collect import _attach_rules
+
+    crashing = _stand_in_library(tmp_path / "crashing", "import ctypes\n\n\ndef load_report(path):\n"
+                                 "    return ctypes.string_at(0)\n")
+    _first_on_path(monkeypatch, crashing)
+    kernels = read_ncu_csv(NCU / "planted" / "memory_bound.csv")
+    warnings: list[str] = []
+    assert _attach_rules(kernels, NCU / "reports" / "memory_bound.ncu-rep", warnings) == kernels
+    assert len(warnings) == 1 and "rule results unavailable" in warnings[0] and "SIGSEGV" in warnings[0]

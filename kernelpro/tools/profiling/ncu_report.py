@@ -1,126 +1,37 @@
 """Read an Nsight Compute report (`.ncu-rep`) into KernelMetrics, without ncu and without a GPU.
 
-Uses the `ncu_report` module from the `ncu-report` wheel. Metric names, values and units are those of the raw CSV
-page with `--print-units base` (the report stores base units), so both readers feed the same diagnosers. The
-report adds what the CSV lacks: ncu's own rule results, with their estimated speedups.
+Uses the `ncu_report` module from the `ncu-report` wheel (or the copy an Nsight Compute install ships). Metric
+names, values and units are those of the raw CSV page with `--print-units base` (the report stores base units),
+so both readers feed the same diagnosers. The report adds what the CSV lacks: ncu's own rule results, with their
+estimated speedups.
+
+The module is native code that can crash, so it runs in a child process (`ncu_report_reader`): a crash, a hang
+or an unreadable file is an NcuReportError here, and the run that asked goes on with the CSV's metrics.
 
 The launch id is the launch's position in the report, which is what ncu's CSV `ID` column counts.
 """
 
 from __future__ import annotations
 
-import glob
-import math
-import re
+import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from kernelpro.tools.profiling.metrics import KernelMetrics
-from kernelpro.tools.profiling.ncu_csv import short_name
+from kernelpro.tools.profiling.ncu_report_reader import READER_ORIGIN
 
 MAGIC = b"NVR\x00"  # the first bytes of every .ncu-rep file
-MESSAGE_TYPES = {0: "none", 1: "ok", 2: "optimization", 3: "warning", 4: "error"}
-SPEEDUP_TYPES = {0: "unknown", 1: "local", 2: "global"}
-# ncu's markup in rule messages: @section:Id:Shown Name@ and @url:Shown Name:https://...@
-_SECTION_LINK = re.compile(r"@section:[^:@]*:([^@]*)@")
-_URL_LINK = re.compile(r"@url:([^:@]*):([^@]*)@")
-# Derived helper metrics ncu keeps in reports for its rules; the CSV export leaves them out.
-_REPORT_ONLY_PREFIXES = ("breakdown:", "group:")
+READ_TIMEOUT_S = 300.0  # a full-section report of a few hundred launches reads in seconds
 
 
 class NcuReportError(ValueError):
-    """The file is missing, not an Nsight Compute report, or holds no usable kernel launch."""
+    """The file is missing, not an Nsight Compute report, holds no usable kernel launch, or its reader failed."""
 
 
-def _plain_message(text: str) -> str:
-    """A rule message without ncu's link markup: sections by name, links as `name (url)`."""
-    return _URL_LINK.sub(r"\1 (\2)", _SECTION_LINK.sub(r"\1", text)).strip()
-
-
-def _rule(result: dict[str, Any]) -> dict[str, Any]:
-    message = result.get("rule_message") or {}
-    speedup = result.get("speedup_estimation") or {}
-    return {
-        "rule": result.get("rule_identifier", ""),
-        "name": result.get("name", ""),
-        "section": result.get("section_identifier", ""),
-        "type": MESSAGE_TYPES.get(message.get("type", 0), "none"),
-        "title": message.get("title", ""),
-        "message": _plain_message(message.get("message", "")),
-        "speedup": speedup.get("speedup"),  # estimated % of the kernel's time recoverable
-        "speedup_type": SPEEDUP_TYPES.get(speedup.get("type", 0), "unknown") if speedup else None,
-    }
-
-
-def _dims(values: dict[str, float], prefix: str) -> tuple[int, int, int] | None:
-    keys = [f"{prefix}_{axis}" for axis in "xyz"]
-    return tuple(int(values[k]) for k in keys) if all(k in values for k in keys) else None  # type: ignore[return-value]
-
-
-def _kernel(action: Any, launch: int) -> KernelMetrics:
-    values: dict[str, float] = {}
-    units: dict[str, str] = {}
-    text: dict[str, str] = {}
-    for name in action.metric_names():
-        if name.startswith(_REPORT_ONLY_PREFIXES):
-            continue
-        metric = action.metric_by_name(name)
-        if metric is None or not metric.has_value():
-            continue
-        value = metric.value()
-        if isinstance(value, str):
-            if value.strip():
-                text[name] = value
-        elif value is not None and not (isinstance(value, float) and math.isnan(value)):
-            values[name] = float(value)
-            if metric.unit():
-                units[name] = metric.unit()
-    full = action.name(action.NameBase_DEMANGLED)
-    return KernelMetrics(
-        name=short_name(full), launch=launch, values=values, units=units, text=text, full_name=full,
-        block=_dims(values, "launch__block_dim"), grid=_dims(values, "launch__grid_dim"),
-        rules=tuple(_rule(r) for r in action.rule_results_as_dicts()),
-    )
-
-
-def bundled_module_dirs() -> list[Path]:
-    """Where an Nsight Compute install keeps its own copy of the module (``extras/python``), newest first."""
-    from kernelpro.tools.profiling.ncu_command import find_ncu
-
-    roots = []
-    ncu = find_ncu()
-    if ncu:
-        real = Path(ncu).resolve()
-        roots += [real.parent, real.parent.parent]  # <install>/ncu, or <install>/target/.../ncu behind a link
-    roots += sorted((Path(p) for p in glob.glob("/usr/local/cuda*/nsight-compute*")), reverse=True)
-    roots += sorted((Path(p) for p in glob.glob("/opt/nvidia/nsight-compute/*")), reverse=True)
-    return [root / "extras" / "python" for root in roots if (root / "extras" / "python" / "ncu_report.py").is_file()]
-
-
-def import_ncu_report() -> Any:
-    """The ``ncu-report`` package, else the copy that ships with an installed ncu."""
-    try:
-        import ncu_report
-
-        return ncu_report
-    except ImportError:
-        pass
-    for directory in bundled_module_dirs():
-        sys.path.insert(0, str(directory))
-        try:
-            import ncu_report
-
-            return ncu_report
-        except ImportError:
-            sys.path.remove(str(directory))
-    raise NcuReportError("reading .ncu-rep files needs the ncu-report package (pip install ncu-report) or an "
-                         "Nsight Compute install (its extras/python); or give the raw CSV instead")
-
-
-def read_ncu_report(path: str | Path) -> list[KernelMetrics]:
-    """Every kernel launch in the report, in launch order."""
-    path = Path(path)
+def _check_magic(path: Path) -> None:
     try:
         with path.open("rb") as file:
             head = file.read(len(MAGIC))
@@ -130,21 +41,48 @@ def read_ncu_report(path: str | Path) -> list[KernelMetrics]:
         raise NcuReportError(f"cannot read {path}: {error.strerror}") from None
     if head != MAGIC:
         raise NcuReportError(f"{path}: not an Nsight Compute report (a .ncu-rep file starts with 'NVR')")
-    ncu_report = import_ncu_report()
 
+
+def _kernel_from_json(line: str) -> KernelMetrics:
+    data = json.loads(line)
+    for dims in ("block", "grid"):
+        if data[dims] is not None:
+            data[dims] = tuple(data[dims])
+    data["rules"] = tuple(data["rules"])
+    return KernelMetrics(**data)
+
+
+def _reader_failure(path: Path, returncode: int, stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    module = next((line[len(READER_ORIGIN):] for line in lines if line.startswith(READER_ORIGIN)), "ncu_report")
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"{path}: the ncu_report module ({module}) crashed with {name} while reading it"
+    detail = [line for line in lines if not line.startswith(READER_ORIGIN)]
+    return detail[-1] if detail else f"{path}: the report reader exited with code {returncode}"
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with kernelpro importable in the child even when it runs from a source tree."""
+    package_root = str(Path(__file__).resolve().parents[3])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), package_root) if p)
+    return env
+
+
+def read_ncu_report(path: str | Path, timeout_s: float = READ_TIMEOUT_S) -> list[KernelMetrics]:
+    """Every kernel launch in the report, in launch order."""
+    path = Path(path)
+    _check_magic(path)
+    command = [sys.executable, "-m", "kernelpro.tools.profiling.ncu_report_reader", str(path)]
     try:
-        context = ncu_report.load_report(str(path))
-    except Exception as error:  # noqa: BLE001 - the library raises its own types for unreadable files
-        raise NcuReportError(f"{path}: ncu_report could not load it: {error}") from None
-    kernels: list[KernelMetrics] = []
-    for r in range(context.num_ranges()):
-        profiled_range = context.range_by_idx(r)
-        for a in range(profiled_range.num_actions()):
-            action = profiled_range.action_by_idx(a)
-            if not action.metric_names():
-                raise NcuReportError(f"{path}: launch {len(kernels)} has no metrics; the report is truncated or "
-                                     "corrupt")
-            kernels.append(_kernel(action, len(kernels)))
-    if not kernels:
-        raise NcuReportError(f"{path}: no kernel launches in the report (truncated, or ncu profiled nothing)")
-    return kernels
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
+                              env=_child_env())
+    except subprocess.TimeoutExpired:
+        raise NcuReportError(f"{path}: the ncu_report module did not finish reading it in {timeout_s:.0f} s") from None
+    if done.returncode != 0:
+        raise NcuReportError(_reader_failure(path, done.returncode, done.stderr))
+    return [_kernel_from_json(line) for line in done.stdout.splitlines() if line.strip()]
