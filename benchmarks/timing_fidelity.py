@@ -4,10 +4,11 @@
 
 Kernels from about 5 us to 10 ms: an elementwise scale at several sizes and fp32 matmuls. "Ours" is the
 median of the judge's own clock (``timing.time_models``: CUDA events around the call, device-wide synchronise,
-L2 flushed before each trial, the events' own calibrated span taken off), measured 10 times in a row; the spread is (max - min) / median of those 10
-medians. "ncu" is ``gpu__time_duration.sum`` summed over the kernels of one call (median over 5 profiled calls),
-from ``ncu --clock-control none --metrics gpu__time_duration.sum`` (clocks are never locked; ncu flushes caches
-before each kernel as the judge does). Targets: within 3 % of ncu above 20 us, spread under 1 %.
+L2 flushed before each trial, the events' own calibrated span taken off), measured 10 times in a row; the spread
+is (max - min) / median of those 10 medians. "ncu" is ``gpu__time_duration.sum`` summed over the kernels of
+one call (median over 5 profiled calls), from ``ncu --clock-control none --metrics gpu__time_duration.sum``
+(clocks are never locked; ncu flushes caches before each kernel as the judge does). Targets: within 3 % of ncu
+above 20 us, spread under 1 %.
 """
 
 from __future__ import annotations
