@@ -1,9 +1,10 @@
 """The part of the .ncu-rep reader that touches NVIDIA's ``ncu_report`` module; it runs in a child process.
 
-The module is native code, and some builds of it crash on some reports (Nsight Compute 2025.3.1's bundled copy
-segfaults in ``IMetric.unit()`` on reports of PyTorch kernels), so :func:`kernelpro.tools.profiling.ncu_report.
-read_ncu_report` runs this as ``python -m kernelpro.tools.profiling.ncu_report_reader REPORT``: the kernels
-come back as JSON lines on stdout, a readable failure as exit code 2 with the message on stderr.
+The module is native code that shares a process badly: Nsight Compute 2025.3.1's bundled copy segfaulted in
+``IMetric.unit()`` inside ``kernelpro optimize`` (torch loaded beside it), and read the same kind of report
+cleanly in a process of its own. So :func:`kernelpro.tools.profiling.ncu_report.read_ncu_report` runs this as
+``python -m kernelpro.tools.profiling.ncu_report_reader REPORT``, which imports neither torch nor the graph: the
+kernels come back as JSON lines on stdout, a readable failure as exit code 2 with the message on stderr.
 """
 
 from __future__ import annotations
