@@ -205,17 +205,20 @@ def time_models(
             del args
             after_call(name, pool_index, out)
             del out
-    for name in names:  # the host's side: no call is cheaper than issuing it (see CudaClock)
-        issued = []
-        for i in range(clock.issue_calls):
-            pool_index = i % len(input_pool)
+    # The host's side: no call is cheaper than issuing it (see CudaClock). Alternating, like the trials, so a
+    # drift in the host's speed (frequency, other processes) reaches both models alike.
+    issued: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(clock.issue_calls):
+        pool_index = i % len(input_pool)
+        for name in names if i % 2 == 0 else reversed(names):
             args = clone_inputs(input_pool[pool_index])
             elapsed_ms, out = clock.issue_ms(models[name], args)
-            issued.append(elapsed_ms)
+            issued[name].append(elapsed_ms)
             del args
             after_call(name, pool_index, out)
             del out
-        if issued:
-            floor = statistics.median(issued)
+    for name in names:
+        if issued[name]:
+            floor = statistics.median(issued[name])
             samples[name] = [max(sample, floor) for sample in samples[name]]
     return {name: summarise(samples[name], host[name], clock.method) for name in names}

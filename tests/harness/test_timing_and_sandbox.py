@@ -51,6 +51,30 @@ def test_time_models_gives_fresh_copies_and_sees_every_output():
     assert clone_inputs([original[0], 3])[1] == 3
 
 
+class _IssueTimedClock(CpuClock):
+    """The host clock, also timing each call's issue as CudaClock does for its floor."""
+
+    issue_calls = 4
+
+
+def test_the_issue_time_floor_alternates_the_models_and_binds_every_sample():
+    order = []
+
+    def fast(x):
+        return x + 1
+
+    def slow_to_issue(x):
+        time.sleep(0.002)  # e.g. Python overhead before a short kernel
+        return x + 1
+
+    s = HarnessSettings(warmup=1, timing_trials=4, min_timing_trials=4, timing_budget_s=10)
+    timings = time_models({"fast": fast, "slow": slow_to_issue}, [[torch.ones(4)]], _IssueTimedClock(), s,
+                          lambda name, i, out: order.append(name))
+    issue_phase = order[-2 * _IssueTimedClock.issue_calls:]
+    assert issue_phase == ["fast", "slow", "slow", "fast", "fast", "slow", "slow", "fast"]
+    assert timings["slow"].p10_ms >= 2.0 and timings["fast"].median_ms < 2.0
+
+
 def test_worker_environment_drops_credentials_and_keeps_toolchain():
     env = worker_environment({
         "PATH": "/usr/bin", "OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "a", "HF_TOKEN": "h",
