@@ -81,34 +81,19 @@ class CudaClock:
         self._flush = torch.empty(flush_bytes or max(4 * l2, 64 << 20), dtype=torch.uint8, device=device)
         self._flush_sink = torch.empty((), dtype=torch.uint8, device=device)
         self._start, self._end, self._done = (_Event(enable_timing=True) for _ in range(3))
-        self.lag_limit_ms = self._calibrate_lag()
-        self.overhead_ms = self._calibrate_overhead()
+        self.lag_limit_ms, self.overhead_ms = self._calibrate()
 
-    def _calibrate_lag(self) -> float:
-        """How late a device-wide finish may trail the stream's end when nothing else runs."""
-        lags = []
-        for _ in range(11):
-            _device_synchronize()
-            _event_record(self._start)
-            self._evict()
-            _event_record(self._end)
-            _device_synchronize()
-            _event_record(self._done)
-            _event_synchronize(self._done)
-            lags.append(_event_elapsed(self._end, self._done))
-        # Host wake-ups jitter; side-stream work worth hiding is far larger than this allowance.
-        return max(0.1, 4 * statistics.median(lags[1:]))
-
-    def _calibrate_overhead(self) -> float:
-        """The span of the clock's two events with nothing between them, queued behind the flush as in ``time``."""
-        spans = []
+    def _calibrate(self) -> tuple[float, float]:
+        """From calls that do nothing, queued behind the flush as in ``time``: how late a device-wide finish may
+        trail the stream's end when nothing else runs, and the span of the clock's own two events."""
+        lags, spans = [], []
         for _ in range(21):
             self.prepare()
-            _event_record(self._start)
-            _event_record(self._end)
-            _event_synchronize(self._end)
-            spans.append(_event_elapsed(self._start, self._end))
-        return statistics.median(spans[1:])
+            span_ms, lag_ms, _, _ = self._record(lambda: None, [])
+            spans.append(span_ms)
+            lags.append(lag_ms)
+        # Host wake-ups jitter; side-stream work worth hiding is far larger than this allowance.
+        return max(0.1, 4 * statistics.median(lags[1:])), statistics.median(spans[1:])
 
     def _evict(self) -> None:
         # A read, not a memset: written lines would sit dirty in L2 and the timed call would pay their write-back.
@@ -119,7 +104,9 @@ class CudaClock:
         _device_synchronize()  # whatever ran before (input copies, checks) finishes outside the timed span
         self._evict()  # left running: the call is queued behind it
 
-    def time(self, fn: Callable[..., Any], args: list[Any]) -> tuple[float, float, Any]:
+    def _record(self, fn: Callable[..., Any], args: list[Any]) -> tuple[float, float, float, Any]:
+        """The call between the start and end events, then a device-wide synchronise: the events' span, how long
+        after the end event the device finished, the host's time and the call's output."""
         host_start = _perf_counter_ns()
         _event_record(self._start)
         out = fn(*args)
@@ -128,10 +115,13 @@ class CudaClock:
         _event_record(self._done)
         _event_synchronize(self._done)
         host_ms = (_perf_counter_ns() - host_start) / 1e6
-        elapsed_ms = _event_elapsed(self._start, self._end)
-        if _event_elapsed(self._end, self._done) > self.lag_limit_ms:  # work left on another stream
-            elapsed_ms = _event_elapsed(self._start, self._done)
-        return max(0.0, elapsed_ms - self.overhead_ms), host_ms, out
+        return _event_elapsed(self._start, self._end), _event_elapsed(self._end, self._done), host_ms, out
+
+    def time(self, fn: Callable[..., Any], args: list[Any]) -> tuple[float, float, Any]:
+        span_ms, lag_ms, host_ms, out = self._record(fn, args)
+        if lag_ms > self.lag_limit_ms:  # work left on another stream: the span runs to the device's finish
+            span_ms += lag_ms
+        return max(0.0, span_ms - self.overhead_ms), host_ms, out
 
     def issue_ms(self, fn: Callable[..., Any], args: list[Any]) -> tuple[float, Any]:
         """Host time from an idle GPU until the call returns."""
