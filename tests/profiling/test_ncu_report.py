@@ -113,6 +113,10 @@ def test_without_the_package_the_copy_shipped_with_ncu_is_used(tmp_path, monkeyp
             sys.modules["ncu_report"] = saved
 
 
+CRASHING_LIBRARY = ("import ctypes\n\n\ndef load_report(path):\n"
+                    "    return ctypes.string_at(0)  # a null read: SIGSEGV, as a native bug would\n")
+
+
 def _stand_in_library(directory: Path, body: str) -> Path:
     """A module named ``ncu_report`` that the reader's child process imports before the real one."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -146,8 +150,7 @@ def test_the_libraries_own_error_comes_back_from_the_child(tmp_path, monkeypatch
 
 
 def test_a_crash_in_the_library_is_an_error_not_the_callers_crash(tmp_path, monkeypatch):
-    crashing = _stand_in_library(tmp_path / "crashing", "import ctypes\n\n\ndef load_report(path):\n"
-                                 "    return ctypes.string_at(0)  # a null read: SIGSEGV, as a native bug would\n")
+    crashing = _stand_in_library(tmp_path / "crashing", CRASHING_LIBRARY)
     _first_on_path(monkeypatch, crashing)
     with pytest.raises(NcuReportError, match=r"crashed with SIGSEGV") as raised:
         read_ncu_report(NCU / "reports" / "memory_bound.ncu-rep")
@@ -165,8 +168,7 @@ def test_a_hang_in_the_library_times_out(tmp_path, monkeypatch):
 def test_profiling_keeps_the_csv_metrics_when_the_report_reader_crashes(tmp_path, monkeypatch):
     from kernelpro.tools.profiling.collect import _attach_rules
 
-    crashing = _stand_in_library(tmp_path / "crashing", "import ctypes\n\n\ndef load_report(path):\n"
-                                 "    return ctypes.string_at(0)\n")
+    crashing = _stand_in_library(tmp_path / "crashing", CRASHING_LIBRARY)
     _first_on_path(monkeypatch, crashing)
     kernels = read_ncu_csv(NCU / "planted" / "memory_bound.csv")
     warnings: list[str] = []
