@@ -2,13 +2,17 @@
 
     PYTHONPATH=. python benchmarks/timing_fidelity.py --out benchmarks/results/timing_fidelity_h200.json
 
-Kernels from about 5 us to 10 ms: an elementwise scale at several sizes and fp32 matmuls. "Ours" is the
-median of the judge's own clock (``timing.time_models``: CUDA events around the call, device-wide synchronise,
-L2 flushed before each trial, the events' own calibrated span taken off), measured 10 times in a row; the spread
-is (max - min) / median of those 10 medians. "ncu" is ``gpu__time_duration.sum`` summed over the kernels of
-one call (median over 5 profiled calls), from ``ncu --clock-control none --metrics gpu__time_duration.sum``
-(clocks are never locked; ncu flushes caches before each kernel as the judge does). Targets: within 3 % of ncu
-above 20 us, spread under 1 %.
+Kernels from about 5 us to 10 ms: an elementwise scale at several sizes and fp32 matmuls. "Ours" is the median of
+the judge's own clock (``timing.time_models``: CUDA events around the call, device-wide synchronise, L2 flushed
+before each trial, the events' own calibrated span taken off), measured 10 times in a row; the spread is (max -
+min) / median of those 10 medians. "ncu" is ``gpu__time_duration.sum`` summed over the kernels of one call (median
+over 5 profiled calls), from ``ncu --clock-control none --metrics gpu__time_duration.sum`` (clocks are never
+locked; ncu flushes caches before each kernel as the judge does). Targets: within 3 % of ncu above 20 us, spread
+under 1 %.
+
+Clocks are not locked, so each repetition also records what NVML saw while it ran (sampled every 20 ms): the SM
+clock, board power, temperature and the clock-event reasons (power cap, thermal slowdown); a repetition that
+reads slow can then be told apart from a card that slowed down.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,7 +121,41 @@ def kernels_counts(plan: list[dict]) -> dict[str, int]:
     return {entry["case"]: _COUNTS[entry["case"]] for entry in plan}
 
 
-def ours(repeats: int) -> dict[str, dict]:
+class CardWatch(threading.Thread):
+    """NVML readings every ``period_s`` while it runs; ``summary(t0, t1)`` describes one stretch of them."""
+
+    def __init__(self, period_s: float = 0.02) -> None:
+        import pynvml
+
+        super().__init__(daemon=True)
+        pynvml.nvmlInit()
+        self._nvml, self._handle, self._period_s = pynvml, pynvml.nvmlDeviceGetHandleByIndex(0), period_s
+        self.readings: list[tuple[float, int, float, int, int]] = []
+        self.running = True
+
+    def run(self) -> None:
+        nvml, handle = self._nvml, self._handle
+        while self.running:
+            self.readings.append((time.perf_counter(), nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
+                                  nvml.nvmlDeviceGetPowerUsage(handle) / 1e3,
+                                  nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU),
+                                  nvml.nvmlDeviceGetCurrentClocksEventReasons(handle)))
+            time.sleep(self._period_s)
+
+    def summary(self, start: float, end: float) -> dict:
+        rows = [r for r in self.readings if start <= r[0] <= end]
+        if not rows:
+            return {}
+        reasons = 0
+        for row in rows:
+            reasons |= row[4]
+        clocks = [r[1] for r in rows]
+        return {"sm_mhz_min": min(clocks), "sm_mhz_median": statistics.median(clocks),
+                "power_w_max": max(r[2] for r in rows), "temperature_c": rows[-1][3],
+                "clock_event_reasons": hex(reasons)}
+
+
+def ours(repeats: int, watch: CardWatch) -> dict[str, dict]:
     import torch
 
     from kernelpro.config import HarnessSettings
@@ -128,8 +168,14 @@ def ours(repeats: int) -> dict[str, dict]:
     for name, (kind, size) in CASES.items():
         fn, args = make_call(kind, size)
         _COUNTS[name] = kernels_per_call(fn, args)
-        medians = [time_models({name: fn}, [args], clock, settings)[name].median_ms for _ in range(repeats)]
-        out[name] = {"median_ms": statistics.median(medians), "medians_ms": medians,
+        repetitions = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            timing = time_models({name: fn}, [args], clock, settings)[name]
+            repetitions.append({"median_ms": timing.median_ms, "p10_ms": timing.p10_ms, "p90_ms": timing.p90_ms,
+                                **watch.summary(start, time.perf_counter())})
+        medians = [r["median_ms"] for r in repetitions]
+        out[name] = {"median_ms": statistics.median(medians), "repetitions": repetitions,
                      "spread": (max(medians) - min(medians)) / statistics.median(medians),
                      "kernels_per_call": _COUNTS[name]}
         del fn, args
@@ -151,24 +197,31 @@ def main() -> None:
     ncu = shutil.which("ncu")
     if ncu is None:
         raise SystemExit("ncu not found on PATH")
-    measured = ours(args.repeats)
+    watch = CardWatch()
+    watch.start()
+    measured = ours(args.repeats, watch)
+    watch.running = False
     reference = ncu_durations(ncu, args.out.parent if args.out else Path("."))
     rows = []
     for name, row in measured.items():
         ncu_ms = reference[name]
         rows.append({"case": name, "ours_ms": row["median_ms"], "ncu_ms": ncu_ms,
                      "relative_difference": (row["median_ms"] - ncu_ms) / ncu_ms, "spread": row["spread"],
-                     "kernels_per_call": row["kernels_per_call"], "ours_medians_ms": row["medians_ms"]})
+                     "kernels_per_call": row["kernels_per_call"], "repetitions": row["repetitions"]})
     report = {"command": " ".join(["python", *sys.argv]), "gpu": torch.cuda.get_device_name(0),
               "torch": torch.__version__, "ncu": subprocess.run([ncu, "--version"], capture_output=True,
                                                                 text=True).stdout.strip().splitlines()[-1],
               "ncu_flags": "--clock-control none --metrics gpu__time_duration.sum", "rows": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
-    print(f"{'case':14s} {'ours ms':>10s} {'ncu ms':>10s} {'diff':>8s} {'spread':>8s}")
+    print(f"{'case':14s} {'ours ms':>10s} {'ncu ms':>10s} {'diff':>8s} {'spread':>8s} {'SM MHz':>10s} "
+          f"{'reasons':>8s}")
     for r in rows:
+        clocks = [rep.get("sm_mhz_min", 0) for rep in r["repetitions"]]
+        reasons = {rep.get("clock_event_reasons", "?") for rep in r["repetitions"]}
         print(f"{r['case']:14s} {r['ours_ms']:10.4f} {r['ncu_ms']:10.4f} {r['relative_difference']:8.2%} "
-              f"{r['spread']:8.2%}")
+              f"{r['spread']:8.2%} {min(clocks):4d}-{max(clocks):4d} "
+              f"{','.join(sorted(reasons)):>8s}")
 
 
 if __name__ == "__main__":

@@ -83,6 +83,22 @@ def test_cuda_clock_counts_work_left_on_another_stream():
     assert host_ms >= elapsed_ms * 0.9
 
 
+def test_the_hosts_wake_up_after_a_long_call_is_not_side_stream_work():
+    """After a 10 ms kernel the host wakes 0.1-0.2 ms late; counted from the end event, that read as work left on
+    another stream and stretched half the samples. The span must stay the call's own."""
+    from kernelpro.config import HarnessSettings
+    from kernelpro.harness.timing import _event_elapsed, make_clock
+
+    clock = make_clock(torch.device("cuda"), HarnessSettings())
+    stretched = 0
+    for _ in range(20):
+        clock.prepare()
+        elapsed_ms, _, _ = clock.time(lambda: torch.cuda._sleep(20_000_000), [])
+        own_ms = _event_elapsed(clock._start, clock._end) - clock.overhead_ms
+        stretched += elapsed_ms > own_ms + 1e-6
+    assert stretched <= 2
+
+
 def test_cuda_clock_takes_off_its_own_span():
     """Two events with nothing between them span about a microsecond; no call is charged for it."""
     from kernelpro.config import HarnessSettings
