@@ -72,9 +72,9 @@ class CudaClock:
     (``overhead_ms``) is taken off every sample, so a 30 us kernel does not read 4 % slow.
 
     The flush would also hide host work done while it runs (Python overhead, a CPU-side computation), so each
-    model's calls are also timed on the host from an idle GPU (``issue_ms``): the time to issue the call, or to
-    issue and finish it when it waits on its own work. A call costs the larger of the two, which is what it
-    costs when calls run back to back.
+    model's calls are also timed on the host from an idle GPU (``issue_ms``, after the same flush, finished): the
+    time to issue the call, or to issue and finish it when it waits on its own work. A call costs the larger of
+    the two, which is what it costs when calls run back to back.
     """
 
     issue_calls = 10
@@ -204,11 +204,14 @@ def time_models(
             del out
     # The host's side: no call is cheaper than issuing it (see CudaClock). Alternating, like the trials, so a
     # drift in the host's speed (frequency, other processes) reaches both models alike.
+    # Each behind a finished flush too: on an H200, calls left to run on a warm L2 here changed how the next
+    # call's trials ran, and a 61 us matmul read 1.5 % slow every second or fourth time it was judged.
     issued: dict[str, list[float]] = {name: [] for name in names}
     for i in range(clock.issue_calls):
         pool_index = i % len(input_pool)
         for name in names if i % 2 == 0 else reversed(names):
             args = clone_inputs(input_pool[pool_index])
+            clock.prepare()
             elapsed_ms, out = clock.issue_ms(models[name], args)
             issued[name].append(elapsed_ms)
             del args

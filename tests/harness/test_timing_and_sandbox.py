@@ -75,6 +75,33 @@ def test_the_issue_time_floor_alternates_the_models_and_binds_every_sample():
     assert timings["slow"].p10_ms >= 2.0 and timings["fast"].median_ms < 2.0
 
 
+class _FlushCountingClock(_IssueTimedClock):
+    """Records what the judge asks of its clock, in order."""
+
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+
+    def prepare(self) -> None:
+        self.steps.append("flush")
+
+    def time(self, fn, args):
+        self.steps.append("timed")
+        return super().time(fn, args)
+
+    def issue_ms(self, fn, args):
+        self.steps.append("issued")
+        return 0.0, fn(*args)
+
+
+def test_every_call_the_judge_makes_starts_behind_a_flush():
+    clock = _FlushCountingClock()
+    s = HarnessSettings(warmup=2, timing_trials=3, min_timing_trials=3, timing_budget_s=10)
+    time_models({"a": lambda x: x + 1, "b": lambda x: x * 2}, [[torch.ones(4)]], clock, s)
+    calls = [i for i, step in enumerate(clock.steps) if step != "flush"]
+    assert len(calls) == 2 * (2 + 3 + _IssueTimedClock.issue_calls)
+    assert all(clock.steps[i - 1] == "flush" for i in calls)
+
+
 def test_worker_environment_drops_credentials_and_keeps_toolchain():
     env = worker_environment({
         "PATH": "/usr/bin", "OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "a", "HF_TOKEN": "h",
