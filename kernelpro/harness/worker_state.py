@@ -159,7 +159,13 @@ def _gpu_bytes(device: torch.device) -> int:
 
 
 def capture(device: torch.device, fds: list[int]) -> Baseline:
-    """Record the worker's state; call after its warm-up and before any candidate code runs."""
+    """Record the worker's state; call after its warm-up and before any candidate code runs.
+
+    Everything alive now is the worker's own and never garbage, so it is frozen out of the collector: the full
+    collection after every candidate then scans only what candidates made (with torch loaded, 95 ms down to
+    3 ms per candidate)."""
+    gc.collect()
+    gc.freeze()
     snapshot = integrity.take_snapshot()
     for label, owner in WATCHED_NAMESPACES.items():
         snapshot.add_namespace(label, owner, code_only=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
+import weakref
 
 import torch
 
@@ -68,3 +70,22 @@ def test_values_torch_caches_lazily_are_not_tampering():
         assert torch.cuda._cached_device_count == 1  # a cache, left as torch set it
     finally:
         torch.cuda._cached_device_count = saved
+
+
+def test_the_reset_collects_a_candidates_reference_cycles_with_the_workers_objects_frozen():
+    class Holder:  # e.g. a module that keeps a reference to itself, and a large buffer
+        def __init__(self) -> None:
+            self.me = self
+            self.buffer = torch.empty(1 << 20)
+
+    baseline = worker_state.capture(torch.device("cpu"), [0, 1, 2])
+    try:
+        assert gc.get_freeze_count() > 0  # the worker's own objects are left out of every collection
+        holder = Holder()
+        gone = weakref.ref(holder)
+        del holder
+        assert gone() is not None  # a cycle: only the collector can free it
+        assert worker_state.reset(baseline) == []
+        assert gone() is None
+    finally:
+        gc.unfreeze()
