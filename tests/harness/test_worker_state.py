@@ -7,9 +7,17 @@ import os
 import threading
 import weakref
 
+import pytest
 import torch
 
 from kernelpro.harness import worker_state
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze():
+    """``capture`` freezes the process's objects out of the collector, as a worker wants; not the test runner's."""
+    yield
+    gc.unfreeze()
 
 
 def test_reset_restores_torch_flags_and_the_environment(tmp_path):
@@ -79,13 +87,10 @@ def test_the_reset_collects_a_candidates_reference_cycles_with_the_workers_objec
             self.buffer = torch.empty(1 << 20)
 
     baseline = worker_state.capture(torch.device("cpu"), [0, 1, 2])
-    try:
-        assert gc.get_freeze_count() > 0  # the worker's own objects are left out of every collection
-        holder = Holder()
-        gone = weakref.ref(holder)
-        del holder
-        assert gone() is not None  # a cycle: only the collector can free it
-        assert worker_state.reset(baseline) == []
-        assert gone() is None
-    finally:
-        gc.unfreeze()
+    assert gc.get_freeze_count() > 0  # the worker's own objects are left out of every collection
+    holder = Holder()
+    gone = weakref.ref(holder)
+    del holder
+    assert gone() is not None  # a cycle: only the collector can free it
+    assert worker_state.reset(baseline) == []
+    assert gone() is None
