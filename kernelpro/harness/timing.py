@@ -62,10 +62,10 @@ class CudaClock:
     recorded on the call's stream before any host wait, so no synchronise round trip is timed. The host then
     waits for that event, stamps a third on the idle stream and synchronises the whole device: if work left on
     another stream keeps the device busy well past that stamp, the span runs to the device's finish instead.
-    Stamping after the first wait keeps the host's wake-up out of that test: after a 9 ms kernel it takes
-    0.1-0.2 ms on an H200, and measured from the end event it read as side-stream work and added 1-2 % to
-    half the trials. Side-stream work that ends within that wake-up goes uncounted here; the judge's stream
-    check rejects side streams outright.
+    Stamping after the first wait keeps the host's wake-up out of that test: after a 9 ms kernel it took
+    0.1-0.2 ms on the H200 host we measured, and counted from the end event it read as side-stream work and
+    added 1-2 % to half the trials. Side-stream work that ends within that wake-up goes uncounted here; the
+    judge's stream check rejects side streams outright.
 
     Two events queued behind the flush span about 1.3 us on an H200 with nothing between them (their own
     timestamp writes, which Nsight Compute's kernel durations do not include): that calibrated span
