@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -178,45 +178,42 @@ def time_models(
     checks each output there, so a replayed or unfinished result cannot hide in any timed call.
     """
     names = list(models)
+
+    def call(measure: Callable[..., tuple[Any, ...]], name: str, pool_index: int) -> list[float]:
+        """One call on a fresh copy of a pooled input set, behind the clock's flush (calls left to run on a warm
+        L2 changed how later trials ran on an H200: a 61 us matmul read 1.5 % slow every second or fourth time it
+        was judged); its output is checked after."""
+        args = clone_inputs(input_pool[pool_index])  # prepared outside the timed region
+        clock.prepare()
+        *measured, out = measure(models[name], args)
+        del args
+        after_call(name, pool_index, out)
+        return measured
+
+    def alternating(rounds: int) -> Iterator[tuple[str, int]]:
+        """The models in alternating order, so a drift (the card's clock, the host's speed) reaches both alike."""
+        for i in range(rounds):
+            for name in names if i % 2 == 0 else reversed(names):
+                yield name, i % len(input_pool)
+
     estimates: dict[str, list[float]] = {name: [] for name in names}
     for name in names:
         for i in range(max(1, settings.warmup)):
-            args = clone_inputs(input_pool[i % len(input_pool)])
-            clock.prepare()
-            _, host_ms, out = clock.time(models[name], args)
+            _, host_ms = call(clock.time, name, i % len(input_pool))
             estimates[name].append(host_ms)
-            after_call(name, i % len(input_pool), out)
-            del out
     trials = plan_trials([statistics.median(v) for v in estimates.values()], settings)
 
     samples: dict[str, list[float]] = {name: [] for name in names}
     host: dict[str, list[float]] = {name: [] for name in names}
-    for trial in range(trials):
-        pool_index = trial % len(input_pool)
-        for name in names if trial % 2 == 0 else reversed(names):
-            args = clone_inputs(input_pool[pool_index])  # prepared outside the timed region
-            clock.prepare()
-            elapsed_ms, host_ms, out = clock.time(models[name], args)
-            samples[name].append(elapsed_ms)
-            host[name].append(host_ms)
-            del args
-            after_call(name, pool_index, out)
-            del out
-    # The host's side: no call is cheaper than issuing it (see CudaClock). Alternating, like the trials, so a
-    # drift in the host's speed (frequency, other processes) reaches both models alike.
-    # Each behind a finished flush too: on an H200, calls left to run on a warm L2 here changed how the next
-    # call's trials ran, and a 61 us matmul read 1.5 % slow every second or fourth time it was judged.
+    for name, pool_index in alternating(trials):
+        elapsed_ms, host_ms = call(clock.time, name, pool_index)
+        samples[name].append(elapsed_ms)
+        host[name].append(host_ms)
+    # The host's side: no call is cheaper than issuing it (see CudaClock).
     issued: dict[str, list[float]] = {name: [] for name in names}
-    for i in range(clock.issue_calls):
-        pool_index = i % len(input_pool)
-        for name in names if i % 2 == 0 else reversed(names):
-            args = clone_inputs(input_pool[pool_index])
-            clock.prepare()
-            elapsed_ms, out = clock.issue_ms(models[name], args)
-            issued[name].append(elapsed_ms)
-            del args
-            after_call(name, pool_index, out)
-            del out
+    for name, pool_index in alternating(clock.issue_calls):
+        (elapsed_ms,) = call(clock.issue_ms, name, pool_index)
+        issued[name].append(elapsed_ms)
     for name in names:
         if issued[name]:
             floor = statistics.median(issued[name])
