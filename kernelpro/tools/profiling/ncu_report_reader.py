@@ -117,7 +117,7 @@ def import_ncu_report() -> Any:
         except ImportError:
             sys.path.remove(str(directory))
     raise ReportUnreadable("reading .ncu-rep files needs the ncu-report package (pip install ncu-report) or an "
-                         "Nsight Compute install (its extras/python); or give the raw CSV instead")
+                           "Nsight Compute install (its extras/python); or give the raw CSV instead")
 
 
 def load_kernels(path: str | Path) -> list[KernelMetrics]:
