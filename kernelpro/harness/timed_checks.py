@@ -1,5 +1,6 @@
 """The checks on every timed call's output: each round's candidate output against the reference's output for the
-same fresh inputs, and, when it differs, against the outputs of the rounds before it (a replayed result)."""
+same fresh inputs, and, when it differs, against what earlier rounds gave (a replayed result): the candidate's
+own earlier outputs by fingerprint, the reference's latest ones by comparison."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernelpro.config import Tolerance
-from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs
+from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs, fingerprint
 
 KEPT_ROUNDS = 4  # earlier rounds' reference outputs held for the replay check
 
@@ -26,6 +27,7 @@ class TimedCallChecks:
         self.on_replay, self.on_mismatch, self.all_finite = on_replay, on_mismatch, all_finite
         self.expected: dict[int, Any] = {}
         self.pending: dict[int, list[Any]] = {}
+        self.printed: dict[tuple, int] = {}  # fingerprints of the candidate's outputs, to the round that gave each
         self.checked = 0
 
     def __call__(self, name: str, index: int, out: Any) -> None:
@@ -46,8 +48,12 @@ class TimedCallChecks:
         expected = self.expected[index]
         outcome = compare_outputs(expected, out, self.tolerances, self.noise)
         self.checked += 1
+        printed = fingerprint(out)
+        first = self.printed.setdefault(printed, index)
         if not isinstance(outcome, Mismatch) or not self.all_finite(expected):
             return
+        if first != index:  # the very output it gave for the inputs of an earlier round
+            self.on_replay(index, first)
         for other_index, other in self.expected.items():
             if other_index != index and isinstance(
                     compare_outputs(other, out, self.tolerances, self.noise), Agreement):
