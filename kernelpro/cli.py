@@ -16,6 +16,7 @@ from rich.table import Table
 from kernelpro.cli_errors import fail as _fail
 from kernelpro.config import load_settings
 from kernelpro.harness.result import EvalResult
+from kernelpro.harness.stats import speedup_text
 from kernelpro.problem import ProblemError, load_problem
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def eval_command(
                 for path, result in zip(candidates, results, strict=True)]
         typer.echo(json.dumps(rows[0] if len(rows) == 1 else {"problem": problem.name, "results": rows}))
     elif len(results) == 1:
-        _print_verdict(results[0], problem.name, candidates[0].name)
+        _print_verdict(results[0], problem.name, candidates[0].name, settings.harness.min_effect)
     else:
         _print_batch(results, problem.name, candidates)
     if any(result.reason == "reference_failed" for result in results):
@@ -77,14 +78,14 @@ def _print_batch(results: list[EvalResult], problem: str, candidates: list[Path]
     width = max(len(path.name) for path in candidates)
     for path, result in zip(candidates, results, strict=True):
         style = STATUS_STYLE.get(result.status, "bold")
-        timing = (f"  {result.speedup:.3f}x ({result.candidate_ms:.4g} ms vs {result.reference_ms:.4g} ms)"
-                  if result.speedup else "")
+        timing = (f"  {speedup_text(result.speedup, result.speedup_ci95)} {result.speed_verdict or ''} "
+                  f"({result.candidate_ms:.4g} ms vs {result.reference_ms:.4g} ms)" if result.speedup else "")
         reason = f" ({result.reason})" if result.reason else ""
         console.print(f"{path.name:<{width}}  [{style}]{result.status}[/]{reason}{timing}", soft_wrap=True,
                       highlight=False)
 
 
-def _print_verdict(result: EvalResult, problem: str, candidate: str) -> None:
+def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect: float) -> None:
     style = STATUS_STYLE.get(result.status, "bold")
     reason = f" ({result.reason})" if result.reason else ""
     console.print(f"[{style}]{result.status}[/]{reason}  {candidate} on {problem}, device {result.device}")
@@ -97,7 +98,14 @@ def _print_verdict(result: EvalResult, problem: str, candidate: str) -> None:
             table.add_row(name, f"{timing.median_ms:.4g}", f"{timing.p10_ms:.4g}", f"{timing.p90_ms:.4g}",
                           f"{timing.spread:.1%}", str(timing.trials))
         console.print(table)
-        console.print(f"speedup [bold]{result.speedup:.3f}x[/]  ({result.candidate.method})")
+        console.print(f"speedup [bold]{speedup_text(result.speedup, result.speedup_ci95)}[/] (95% interval): "
+                      f"[bold]{result.speed_verdict}[/] at a minimum effect of "
+                      f"{min_effect:.0%}  ({result.candidate.method})", highlight=False)
+        notes = [("host-bound: the reference's launches cost more than its GPU time, so a speedup here is a "
+                  "launch-overhead saving") if result.host_bound else "",
+                 "timed on a busy machine: not a speedup to act on" if result.contended else ""]
+        for note in filter(None, notes):
+            console.print(f"  [yellow]{note}[/]", highlight=False)
     for finding in result.guards:
         console.print(f"  [{'red' if finding.severity == 'reject' else 'yellow'}]{finding.severity}[/] "
                       f"{finding.reason} ({finding.source}): {finding.message}", highlight=False)

@@ -56,24 +56,23 @@ class Progress:
 
     def __init__(self, console: Console, max_iters: int) -> None:
         self.console, self.max_iters = console, max_iters
-        self.best: tuple[str, float] | None = None
+        self.best: tuple[str, float, list[float] | None] | None = None  # id, speedup, its interval
         self.judged, self.usd, self.gpu_s = 0, 0.0, 0.0
 
     def update(self, node: str, values: dict[str, Any]) -> None:
         if not isinstance(values, dict):
             return
-        for variant in (values.get("variants") or {}).values():
-            speedup = variant.get("speedup")
-            if speedup is not None and variant.get("kind") != "reference" and not variant.get("flagged") and (
-                    self.best is None or speedup > self.best[1]):
-                self.best = (variant["id"], speedup)
+        from kernelpro.search.tree import Variant, speedup_text
+
+        for data in (values.get("variants") or {}).values():
+            variant = Variant.model_validate(data)
+            if variant.improves and (self.best is None or (variant.deciding_speedup or 0.0) > self.best[1]):
+                self.best = (variant.id, variant.deciding_speedup or 0.0, variant.speedup_ci95)
         self.judged = values.get("iteration", self.judged)
         self.gpu_s += values.get("gpu_s", 0.0) or 0.0
         if values.get("usage"):
             self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
-        from kernelpro.search.tree import speedup_text
-
-        best = f"{speedup_text(self.best[1])} ({self.best[0]})" if self.best else "-"
+        best = f"{speedup_text(self.best[1], self.best[2])} ({self.best[0]})" if self.best else "none faster yet"
         for event in values.get("events") or []:
             self.console.print(f"[bold cyan]{node:>11}[/] {escape(event)}  [dim]| best {best} | "
                                f"{self.judged}/{self.max_iters} judged | ${self.usd:.3f} | GPU {self.gpu_s:.0f} s[/]",
@@ -213,9 +212,14 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     else:
         from kernelpro.search.tree import speedup_text
 
-        out.print(f"[bold]{status}[/]: best speedup {speedup_text(summary['best_speedup'])} "
-                  f"({summary['best_candidate'] or 'no correct candidate'}); report: {summary['report']}",
-                  soft_wrap=True)
+        if summary["improved"]:
+            out.print(f"[bold]{status}[/]: best speedup [bold green]"
+                      f"{speedup_text(summary['best_speedup'], summary['best_speedup_ci95'])}[/] "
+                      f"({summary['best_variant']}, {summary['best_candidate']}); report: {summary['report']}",
+                      soft_wrap=True)
+        else:
+            out.print(f"[bold]{status}[/]: [bold yellow]no improvement: keep the reference[/] "
+                      f"({summary['no_improvement_reason']}); report: {summary['report']}", soft_wrap=True)
 
 
 def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> dict[str, Any]:
@@ -229,7 +233,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
 
     tree = VariantTree.from_state(state.get("variants", {}))
     best = tree.best()
-    best_path = None
+    best_path = Path(files.meta()["problem_path"])  # with no improvement, the reference stays the answer
     if best is not None:
         exported = export_candidate(best.source)
         written = exported.write(files.root, "best_candidate")
@@ -246,7 +250,9 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
         started_at=datetime.fromisoformat(meta["created"].replace("Z", "+00:00")),
         ended_at=datetime.now(timezone.utc), iterations=state.get("iteration", 0),
         candidates_judged=sum(1 for v in tree if v.kind != "reference" and v.result is not None),
-        best_variant_id=best.id if best else None, best_speedup=best.speedup if best else None,
+        best_variant_id=best.id if best else None, best_speedup=best.deciding_speedup if best else None,
+        best_speedup_ci95=best.speedup_ci95 if best else None,
+        no_improvement_reason="" if best else _no_improvement_reason(tree),
         llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
                                    tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
                    for role, u in usage.get("by_role", {}).items()},
@@ -254,12 +260,23 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
     )
     paths = write_report(summary, tree, files.root)
     files.update_meta(status=status)
-    return {"run_id": summary.run_id, "status": status, "best_speedup": summary.best_speedup,
-            "best_candidate": str(best_path) if best_path else None, "report": str(paths.html),
+    return {"run_id": summary.run_id, "status": status, "improved": best is not None,
+            "best_speedup": summary.best_speedup if best is not None else 1.0,
+            "best_speedup_ci95": summary.best_speedup_ci95, "best_variant": best.id if best else "reference",
+            "best_candidate": str(best_path), "no_improvement_reason": summary.no_improvement_reason,
+            "report": str(paths.html),
             "report_md": str(paths.markdown), "candidates_judged": summary.candidates_judged,
             "llm_cost_usd": round(meter.spent_usd, 6) if meter is not None else 0.0,
             "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
             "policy": summary.policy}
+
+
+def _no_improvement_reason(tree: Any) -> str:
+    correct = tree.correct()
+    if not correct:
+        return "no candidate was correct"
+    return (f"{len(correct)} correct candidate(s), none measurably faster than the reference at the minimum "
+            "effect, within its 95% interval, on a quiet machine")
 
 
 def register(app: typer.Typer) -> None:

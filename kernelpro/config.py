@@ -147,6 +147,17 @@ class MemorySettings(BaseModel):
     """Most characters of lessons handed to an agent at once."""
 
 
+class SearchSettings(BaseModel):
+    """How a run decides its best."""
+
+    finalists: int = 3
+    """Candidates judged again at the end of a run, head to head with the reference in one fresh worker with
+    more rounds; the run's best comes from that re-judgment (0: the first verdicts decide)."""
+    finalist_rounds_factor: float = 3.0
+    """The re-judgment's most rounds, least rounds and time cap, as multiples of the harness's; its interval's
+    target width is divided by the same factor."""
+
+
 class LLMSettings(BaseModel):
     """The model provider. Nothing here is used until a model is configured; without one, built-in recipes run."""
 
@@ -208,6 +219,7 @@ class Settings(BaseSettings):
     compile: CompileSettings = Field(default_factory=CompileSettings)
     cutlass: CutlassSettings = Field(default_factory=CutlassSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
     @classmethod

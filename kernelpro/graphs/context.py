@@ -24,6 +24,9 @@ from kernelpro.search.policy import SearchPolicy
 
 class Evaluator(Protocol):
     def __call__(self, problem: Problem, source: str) -> EvalResult: ...
+    def rejudge(self, problem: Problem, sources: Sequence[str]) -> list[EvalResult]:
+        """Judge the finalists again, head to head with the reference, with more rounds."""
+        ...
     def close(self) -> None: ...
 
 

@@ -40,6 +40,7 @@ from kernelpro.graphs.views import (
     variant_label,
     variant_summary,
 )
+from kernelpro.harness.result import EvalResult
 from kernelpro.llm import BudgetExceeded
 from kernelpro.search.kinds import detect_kind
 from kernelpro.search.recipes import recipe_expansions
@@ -224,10 +225,13 @@ def review_code(state: OptimizeState, runtime: Ctx) -> Command[Literal["judge", 
 def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "critique", "finish"]]:
     ctx, tree, draft = runtime.context, _tree(state), state["draft"]
     result = ctx.files.stored_result(draft["id"], draft["source"])
-    recovered = result is not None
+    recovered, twin = result is not None, None
     if result is None:
         ctx.files.write_source(draft["id"], draft["source"])
-        result = ctx.evaluate(ctx.problem, draft["source"])
+        twin = tree.equivalent_of(draft["source"], draft["origin"])
+        # The same code (or the same recipes in another order) again: its verdict stands, at no GPU cost.
+        result = EvalResult.model_validate(twin.result) if twin is not None else ctx.evaluate(ctx.problem,
+                                                                                              draft["source"])
     parent = tree.get(draft["parent_id"])
     variant = Variant(id=draft["id"], parent_id=draft["parent_id"], depth=parent.depth + 1, source=draft["source"],
                       kind=detect_kind(draft["source"]), idea=draft["idea"], origin=draft["origin"],
@@ -239,9 +243,11 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "cri
     ctx.files.record_result(variant.id, result, {"iteration": variant.iteration, "parent": variant.parent_id,
                                                  "idea": variant.idea, "origin": variant.origin,
                                                  **result.to_json_dict()})
-    gpu_s = (result.elapsed_s or 0.0) if ctx.device == "cuda" and not recovered else 0.0
+    gpu_s = (result.elapsed_s or 0.0) if ctx.device == "cuda" and not recovered and twin is None else 0.0
     event = f"judge {variant.id}: {describe_result(result)}" + (" (recovered from the run directory)"
                                                                if recovered else "")
+    if twin is not None:
+        event += f" (the same candidate as {twin.id}: its verdict, not judged again)"
     update = {"variants": tree.to_state(), "iteration": variant.iteration, "last": variant.id,
               "gpu_s": gpu_s, "events": [event], "draft": None}
     if result.reason == "reference_failed":
@@ -326,13 +332,47 @@ def remember(state: OptimizeState, runtime: Ctx) -> Command[Literal["select"]]:
 
 @node
 def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
+    ctx, tree = runtime.context, _tree(state)
     status = state.get("status", "running")
     if status == "running":
         status = "completed"
-    best = _tree(state).best()
-    summary = f"finished ({status}): {state.get('stop_reason', '')}; best " + (
-        f"{best.id} at {speedup_text(best.speedup)}" if best and best.speedup else "no correct candidate")
-    return Command(goto=END, update={"status": status, "events": [summary], **_usage(runtime.context)})
+    update: dict[str, Any] = {}
+    events: list[str] = []
+    if status != "failed" and not any(v.final is not None for v in tree):
+        events += _rejudge_finalists(ctx, tree, update)
+    best = tree.best()
+    if best is not None:
+        outcome = f"best {best.id} at {speedup_text(best.deciding_speedup, best.speedup_ci95)}"
+    elif tree.correct():
+        outcome = "no improvement: keep the reference (no correct candidate is measurably faster)"
+    else:
+        outcome = "no improvement: keep the reference (no correct candidate)"
+    events.append(f"finished ({status}): {state.get('stop_reason', '')}; {outcome}")
+    return Command(goto=END, update={**update, "status": status, "events": events, **_usage(ctx)})
+
+
+def _rejudge_finalists(ctx: OptimizeContext, tree: VariantTree, update: dict[str, Any]) -> list[str]:
+    """Judge the top candidates again, head to head with the reference, and keep what that says on each."""
+    finalists = tree.finalists(ctx.settings.search.finalists)
+    if not finalists:
+        return []
+    stored = {v.id: ctx.files.stored_result(f"{v.id}.final", v.source) for v in finalists}
+    todo = [v for v in finalists if stored[v.id] is None]
+    for variant in todo:
+        ctx.files.write_source(f"{variant.id}.final", variant.source)
+    fresh = dict(zip([v.id for v in todo], ctx.evaluate.rejudge(ctx.problem, [v.source for v in todo]),
+                     strict=True))
+    events = [f"finalists re-judged head to head with the reference: {', '.join(v.id for v in finalists)}"]
+    for variant in finalists:
+        result = stored[variant.id] or fresh[variant.id]
+        variant.final = result.model_dump(mode="json")
+        ctx.files.record_result(f"{variant.id}.final", result, {"final_of": variant.id, **result.to_json_dict()})
+        events.append(f"final {variant.id}: {describe_result(result)} (first judged "
+                      f"{speedup_text(variant.speedup, (variant.result or {}).get('speedup_ci95'))})")
+    update["variants"] = tree.to_state()
+    if ctx.device == "cuda":
+        update["gpu_s"] = sum(r.elapsed_s or 0.0 for r in fresh.values())
+    return events
 
 
 def builder() -> StateGraph:

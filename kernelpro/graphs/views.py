@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def variant_label(variant: Variant) -> str:
     if variant.kind == "reference":
         return "the reference"
-    speed = f", {speedup_text(variant.speedup)}" if variant.speedup is not None else ""
+    speed = f", {speedup_text(variant.deciding_speedup, variant.speedup_ci95)}" if variant.speedup is not None else ""
     return f"{variant.id} ({variant.kind}{speed})"
 
 
@@ -25,8 +25,15 @@ def describe_result(result: EvalResult) -> str:
         timing = ""
         if result.candidate_ms is not None and result.reference_ms is not None:
             timing = f" ({result.candidate_ms:.4g} ms vs reference {result.reference_ms:.4g} ms)"
-        speed = speedup_text(result.speedup) if result.speedup is not None else "correct, not timed"
-        return f"ok, {speed}{timing}"
+        if result.speedup is None:
+            return f"ok, correct, not timed{timing}"
+        speed = speedup_text(result.speedup, result.speedup_ci95)
+        call = {"faster": "faster", "slower": "slower", "same": "no measurable gain",
+                "uncertain": "too noisy to call"}.get(result.speed_verdict or "", "")
+        notes = [call] if call else []
+        notes += ["host-bound reference"] if result.host_bound else []
+        notes += ["timed on a busy machine"] if result.contended else []
+        return f"ok, {speed}" + (f" {', '.join(notes)}" if notes else "") + timing
     reason = f"/{result.reason}" if result.reason else ""
     first_line = result.message.strip().splitlines()[0][:240] if result.message.strip() else ""
     return f"{result.status}{reason}" + (f": {first_line}" if first_line else "")
@@ -47,7 +54,7 @@ def variant_summary(variant: Variant) -> str:
 def leaderboard_text(tree: VariantTree, n: int = 6) -> str:
     rows = []
     for variant in tree.leaderboard(n):
-        outcome = (speedup_text(variant.speedup) if variant.speedup is not None
+        outcome = (speedup_text(variant.deciding_speedup, variant.speedup_ci95) if variant.speedup is not None
                    else describe_result(EvalResult.model_validate(variant.result)) if variant.result else "not judged")
         diagnosis = f"; diagnosis: {variant.diagnosis.splitlines()[0][:200]}" if variant.diagnosis else ""
         rows.append(f"- {variant.id} [{variant.kind}] {outcome}: {variant.idea[:300]}{diagnosis}")
@@ -71,8 +78,12 @@ def attempt_records(variant: Variant, run_id: str, problem: Problem, gpu: str) -
     diagnosis = variant.findings[0] if variant.findings else ""  # the top finding id; set with the diagnosis
     if result is not None and result.status != "ok":
         diagnosis = describe_result(result)[:300]
+    if result is not None and result.contended:
+        return []  # a figure measured on a busy machine teaches nothing about the candidate
     records: list[Any] = [Attempt(run_id=run_id, problem=signature, gpu=gpu, idea=variant.idea[:600],
                                   outcome=result.status if result else "compile_error", speedup=variant.speedup,
+                                  speedup_ci95=result.speedup_ci95 if result else None,
+                                  speed_verdict=result.speed_verdict if result else None,
                                   diagnosis=diagnosis, candidate_id=variant.id, tags=variant.techniques)]
     if variant.lesson:
         records.append(Insight(run_id=run_id, text=variant.lesson, problem=signature, gpu=gpu,

@@ -82,6 +82,20 @@ class RunEvaluator:
             self._pipeline = Pipeline(self.device, self.settings)
         return self._pipeline.judge([(problem, source)])[0]
 
+    def rejudge(self, problem: Problem, sources: Sequence[str]) -> list[EvalResult]:
+        """The finalists judged again, head to head with the reference, in one new worker with more rounds
+        (``search.finalist_rounds_factor``), so the run's best does not rest on one judgment's noise."""
+        from kernelpro.harness.pipeline import Pipeline
+
+        if not sources:
+            return []
+        settings = finalist_settings(self.settings)
+        pipeline = Pipeline(self.device, settings)
+        try:
+            return pipeline.judge([(problem, source) for source in sources])
+        finally:
+            pipeline.close()
+
     @property
     def stats(self) -> Any:
         """The pipeline's counts (judged, worker starts, restarts and why); None before the first candidate."""
@@ -91,6 +105,19 @@ class RunEvaluator:
         if self._pipeline is not None:
             self._pipeline.close()
             self._pipeline = None
+
+
+def finalist_settings(settings: Settings) -> Settings:
+    """The settings of the finalists' re-judgment: more rounds, a longer cap, a narrower target interval."""
+    factor = max(1.0, settings.search.finalist_rounds_factor)
+    scaled = settings.model_copy(deep=True)
+    harness = scaled.harness
+    harness.timing_trials = int(harness.timing_trials * factor)
+    harness.min_timing_trials = int(harness.min_timing_trials * factor)
+    harness.timing_budget_s = harness.timing_budget_s * factor
+    harness.speedup_ci_width = harness.speedup_ci_width / factor
+    harness.worker_mode = "persistent"  # one worker for all the finalists, new for them
+    return scaled
 
 
 def evaluator(settings: Settings, device: str) -> RunEvaluator:

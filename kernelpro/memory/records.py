@@ -113,28 +113,46 @@ class Attempt(_Record):
     """What the candidate tried, in the planner's words."""
     outcome: Status
     speedup: float | None = None
+    speedup_ci95: list[float] | None = None
+    """The speedup's 95% interval, when it was measured with one."""
+    speed_verdict: str | None = None
+    """``faster``, ``slower``, ``same`` or ``uncertain`` (see ``harness.stats.speed_call``)."""
     diagnosis: str = ""
     """The key finding from profiling or from the failure."""
     candidate_id: str | None = None
 
     @property
     def succeeded(self) -> bool:
-        """Correct and faster than the reference."""
-        return self.outcome == "ok" and self.speedup is not None and self.speedup > 1.0
+        """Correct and faster than the reference beyond its interval (for records without an interval, above 1)."""
+        if self.outcome != "ok" or self.speedup is None:
+            return False
+        return self.speed_verdict == "faster" if self.speed_verdict else self.speedup > 1.0
+
+    def speed_text(self) -> str:
+        """``1.52x [1.49-1.55] faster``, or ``no measurable gain (1.01x [0.99-1.03])`` within the noise."""
+        if self.speedup is None:
+            return ""
+        low_high = f" [{self.speedup_ci95[0]:.2f}-{self.speedup_ci95[1]:.2f}]" if self.speedup_ci95 else ""
+        figure = f"{self.speedup:.2f}x{low_high}"
+        if self.speed_verdict == "same":
+            return f"no measurable gain ({figure})"
+        if self.speed_verdict == "uncertain":
+            return f"too noisy to call ({figure})"
+        return figure + (f" {self.speed_verdict}" if self.speed_verdict else "")
 
     def document(self) -> str:
-        result = f"{self.outcome}" + (f", speedup {self.speedup:.2f}x" if self.speedup is not None else "")
+        result = f"{self.outcome}" + (f", speedup {self.speed_text()}" if self.speedup is not None else "")
         diagnosis = f" Diagnosis: {self.diagnosis}" if self.diagnosis else ""
         return f"Problem {self.problem.name}. Idea: {self.idea}.{diagnosis}{self._tag_text()} Outcome: {result}."
 
     def summary(self, limit: int = 600) -> str:
-        speed = f" {self.speedup:.2f}x" if self.speedup is not None else ""
+        speed = f" {self.speed_text()}" if self.speedup is not None else ""
         diagnosis = f" — {self.diagnosis}" if self.diagnosis else ""
         return _clip(f"[{self.problem.name} on {self.gpu}: {self.outcome}{speed}] {self.idea}{diagnosis}", limit)
 
     def _extra_metadata(self) -> dict[str, MetadataValue | None]:
         return {"outcome": self.outcome, "speedup": self.speedup, "candidate_id": self.candidate_id,
-                "succeeded": self.succeeded}
+                "succeeded": self.succeeded, "speed_verdict": self.speed_verdict}
 
 
 class Insight(_Record):

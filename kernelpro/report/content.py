@@ -31,8 +31,20 @@ def overview(run: RunSummary) -> list[tuple[str, str]]:
         ("Started", run.started_at.isoformat(timespec="seconds")),
         ("Ended", run.ended_at.isoformat(timespec="seconds") if run.ended_at else "-"),
         ("Iterations", str(run.iterations)), ("Candidates judged", str(run.candidates_judged)),
-        ("Best", f"{run.best_variant_id} at {speedup_text(run.best_speedup)}" if run.best_variant_id else "none"),
+        ("Best", f"{run.best_variant_id} at {speedup_text(run.best_speedup, run.best_speedup_ci95)} (95% interval)"
+         if run.best_variant_id else f"no improvement: keep the reference ({run.no_improvement_reason or 'none'})"),
     ]
+
+
+def best_title(best: Variant) -> str:
+    """The heading over the best candidate's code: its id and re-judged speedup with the interval."""
+    return f"Best candidate: {best.id} ({speedup_text(best.deciding_speedup, best.speedup_ci95)}, 95% interval)"
+
+
+def no_improvement(run: RunSummary) -> str:
+    """What the report says in place of a best candidate when none is measurably faster."""
+    return (f"No improvement: keep the reference. {run.no_improvement_reason.capitalize()}."
+            if run.no_improvement_reason else "No improvement: keep the reference.")
 
 
 def spend(run: RunSummary) -> list[tuple[str, str, str, str]]:
@@ -59,7 +71,13 @@ class Step:
     def outcome(self) -> str:
         v = self.variant
         if v.correct:
-            return f"correct, {speedup_text(v.speedup)}"
+            first = v.result or {}
+            text = f"correct, {speedup_text(v.speedup, first.get('speedup_ci95'))} {first.get('speed_verdict') or ''}"
+            if v.final:
+                final = v.final
+                text = (f"{text.rstrip()}; re-judged as a finalist: "
+                        f"{speedup_text(final.get('speedup'), final.get('speedup_ci95'))} {final.get('speed_verdict') or ''}")
+            return text.rstrip()
         message = (v.result or {}).get("message", "") or v.diagnosis
         return f"{v.verdict}" + (f": {message.splitlines()[0][:200]}" if message else "")
 

@@ -51,7 +51,8 @@ def render_html(run: RunSummary, tree: VariantTree, png: bytes) -> str:
     parts += ["<h2>Spend</h2>", _table(content.spend(run), ("role", "tokens in", "tokens out", "cost")),
               _table(content.resources(run))]
     if best is not None:
-        parts += [f"<h2>Best candidate: {escape(best.id)} ({escape(content.speedup_text(best.speedup))})</h2>",
-                  f"<pre>{escape(best.source)}</pre>"]
+        parts += [f"<h2>{escape(content.best_title(best))}</h2>", f"<pre>{escape(best.source)}</pre>"]
+    else:
+        parts += [f'<h2 class="bad">{escape(content.no_improvement(run))}</h2>']
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -30,6 +30,7 @@ def render_markdown(run: RunSummary, tree: VariantTree, plot_name: str) -> str:
     lines += ["## Spend", "", *_table(("role", "tokens in", "tokens out", "cost"), content.spend(run)), "",
               *_table(("", ""), content.resources(run)), ""]
     if best is not None:
-        lines += [f"## Best candidate: {best.id} ({content.speedup_text(best.speedup)})", "", "```python",
-                  best.source.rstrip(), "```", ""]
+        lines += [f"## {content.best_title(best)}", "", "```python", best.source.rstrip(), "```", ""]
+    else:
+        lines += [f"## {content.no_improvement(run)}", ""]
     return "\n".join(lines)

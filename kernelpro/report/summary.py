@@ -38,6 +38,9 @@ class RunSummary(BaseModel):
     candidates_judged: int = 0
     best_variant_id: str | None = None
     best_speedup: float | None = None
+    best_speedup_ci95: list[float] | None = None
+    no_improvement_reason: str = ""
+    """Why no candidate is the best (none correct, or none measurably faster), when none is."""
     llm_usage: dict[str, RoleUsage] = Field(default_factory=dict)
     """Per agent role (planner, coder...)."""
     gpu_seconds: float = 0.0

@@ -6,6 +6,7 @@ so a checkpoint can store it as JSON; ``VariantTree`` is the view that answers q
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -59,6 +60,9 @@ class Variant(BaseModel):
     """The critic suspects a reward hack or a correctness risk: kept and reported, never chosen as the best."""
     compile_fixes: list[tuple[str, str]] = Field(default_factory=list)
     """Compile errors the coder fixed on the way to this candidate, with what it changed."""
+    final: dict[str, Any] | None = None
+    """The finalists' re-judgment (head to head with the reference, more rounds, a fresh worker), when this
+    variant was one; the run's best is chosen from these."""
     visits: int = 0
     value: float = 0.0
     """Search statistics; their meaning belongs to the policy that updates them (``SearchPolicy.observe``)."""
@@ -68,6 +72,30 @@ class Variant(BaseModel):
     @property
     def correct(self) -> bool:
         return self.speedup is not None
+
+    @property
+    def deciding_result(self) -> EvalResult | None:
+        """The verdict that decides whether this variant improves on the reference: the finalists' re-judgment
+        when there is one, else the first."""
+        data = self.final or self.result
+        return EvalResult.model_validate(data) if data else None
+
+    @property
+    def improves(self) -> bool:
+        """Correct and faster than the reference beyond the interval and the minimum effect, on a quiet machine."""
+        result = self.deciding_result
+        return self.kind != "reference" and self.correct and not self.flagged and result is not None and \
+            result.improves
+
+    @property
+    def deciding_speedup(self) -> float | None:
+        result = self.deciding_result
+        return result.speedup if result is not None and result.status == "ok" else self.speedup
+
+    @property
+    def speedup_ci95(self) -> list[float] | None:
+        result = self.deciding_result
+        return result.speedup_ci95 if result is not None else None
 
     @property
     def verdict(self) -> str:
@@ -89,6 +117,25 @@ class Variant(BaseModel):
         """No verdict could be had; ``why`` goes into the diagnosis."""
         self.status = "failed"
         self.diagnosis = why
+
+
+def _recipe_set(origin: str) -> frozenset[str]:
+    return frozenset(origin.removeprefix("recipe:").split("+")) if origin.startswith("recipe:") else frozenset()
+
+
+def normalised_source(source: str) -> str:
+    """The code's syntax tree without docstrings (comments and layout are gone once parsed); the text itself when
+    it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
+                isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False)
 
 
 def variant_id(parent_id: str | None, source: str) -> str:
@@ -176,9 +223,17 @@ class VariantTree:
         return sorted(found, key=lambda v: -(v.speedup or 0.0))
 
     def best(self) -> Variant | None:
-        """The correct candidate with the highest speedup, or None when no candidate is correct yet."""
-        found = self.correct()
-        return found[0] if found else None
+        """The fastest candidate that improves on the reference (correct, faster beyond its interval, not flagged),
+        or None: a candidate that is not faster is never the best. Once finalists were re-judged, only they count,
+        at their re-judged speedups."""
+        finals = [v for v in self.variants.values() if v.final is not None]
+        found = [v for v in (finals or self.variants.values()) if v.improves]
+        return max(found, key=lambda v: v.deciding_speedup or 0.0) if found else None
+
+    def finalists(self, n: int) -> list[Variant]:
+        """The ``n`` candidates most worth re-judging: correct, not flagged, fastest first by their first verdict,
+        those that measured faster before those that did not."""
+        return sorted(self.correct(), key=lambda v: (not v.improves, -(v.speedup or 0.0)))[:n]
 
     def leaderboard(self, n: int = 5) -> list[Variant]:
         """Up to ``n`` correct candidates with their measured speedups, fastest first, for contrastive prompts.
@@ -194,6 +249,18 @@ class VariantTree:
     def duplicate_of(self, source: str) -> Variant | None:
         """A variant anywhere in the tree with exactly this source (judging it again would teach nothing)."""
         return next((v for v in self.variants.values() if v.source == source), None)
+
+    def equivalent_of(self, source: str, origin: str = "") -> Variant | None:
+        """A judged candidate that is the same as this one: the same code once comments, docstrings and layout
+        are set aside, or the same recipes composed in another order."""
+        recipes = _recipe_set(origin)
+        key = normalised_source(source)
+        for variant in self.variants.values():
+            if variant.kind == "reference" or variant.result is None:
+                continue
+            if (recipes and recipes == _recipe_set(variant.origin)) or normalised_source(variant.source) == key:
+                return variant
+        return None
 
     # -- display ----------------------------------------------------------------------------------------
     def render_ascii(self, idea_width: int = 60) -> str:

@@ -42,8 +42,12 @@ def test_one_iteration_plans_codes_judges_critiques_and_stops_at_the_iteration_b
     assert "judge_candidate" not in agents["coder"].bound_tools[0]  # only the graph judges
     assert "fuse relu and scale" in agents["coder"].requests[0].text
     assert "Judge: ok" in agents["critic"].requests[0].text
-    (logged,) = results_log(context)
+    logged, final = results_log(context)
     assert logged["variant"] == best.id and logged["status"] == "ok"
+    # the finalist was judged again, head to head with the reference, and that verdict decides the best
+    assert final["variant"] == f"{best.id}.final" and final["final_of"] == best.id
+    assert best.final is not None and best.final["speed_verdict"] == "faster"
+    assert any(e.startswith("final ") for e in state["events"])
     assert (context.files.candidates / f"{best.id}.py").read_text() == HONEST
 
 

@@ -20,18 +20,18 @@ def run_and_tree() -> tuple[RunSummary, VariantTree, dict[str, str]]:
     root.diagnosis = "memory_bound: two passes over x"
     root.findings = ["memory_bound", "launch_overhead"]
     fused = tree.spawn(root.id, candidate("honest_scale_relu"), "fuse <relu> & scale in one pass", "llm", 1)
-    fused.record(EvalResult(status="ok", correct=True, speedup=1.75))
+    fused.record(EvalResult(status="ok", correct=True, speedup=1.75, speedup_ci95=[1.7, 1.8], speed_verdict="faster"))
     fused.lesson = "one pass halves the traffic"
     broken = tree.spawn(root.id, candidate("honest_triton_scale_relu"), "a Triton kernel", "llm", 1)
     broken.record(EvalResult(status="incorrect", reason="mismatch", message="max abs error 3.2 at [0, 5]"))
     graphed = tree.spawn(fused.id, candidate("honest_cuda_scale_relu"), "NVRTC kernel", "recipe:cuda_graph", 2)
-    graphed.record(EvalResult(status="ok", correct=True, speedup=2.4))
+    graphed.record(EvalResult(status="ok", correct=True, speedup=2.4, speedup_ci95=[2.3, 2.5], speed_verdict="faster"))
     started = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
     run = RunSummary(
         run_id="run-<1>", problem="scale_relu", device="cuda", gpu_name="NVIDIA H200", policy="llm",
         models={"planner": "openai/gpt-5", "coder": "anthropic/<coder>"}, status="stopped",
         stop_reason="budget: $2 spent", started_at=started, ended_at=started + timedelta(minutes=12, seconds=5),
-        iterations=2, candidates_judged=3, best_variant_id=graphed.id, best_speedup=2.4,
+        iterations=2, candidates_judged=3, best_variant_id=graphed.id, best_speedup=2.4, best_speedup_ci95=[2.3, 2.5],
         llm_usage={"planner": RoleUsage(model="openai/gpt-5", tokens_in=12000, tokens_out=3400, cost_usd=0.21),
                    "coder": RoleUsage(model="local/<coder>", tokens_in=50000, tokens_out=9000, priced=False)},
         gpu_seconds=95.5)
@@ -59,7 +59,7 @@ def test_markdown_tells_the_story_and_the_spend(tmp_path):
     assert "| planner (openai/gpt-5) | 12,000 | 3,400 | $0.2100 |" in text
     assert "| total | 62,000 | 12,400 | $0.2100 (unpriced) |" in text
     assert "| Wall time | 12m 05s |" in text and "| GPU time | 1m 36s |" in text
-    assert f"## Best candidate: {ids['graphed']} (2.40x)" in text
+    assert f"## Best candidate: {ids['graphed']} (2.40x [2.30-2.50], 95% interval)" in text
     assert 'extern "C" __global__ void scale_relu' in text
 
 
@@ -76,11 +76,27 @@ def test_html_is_self_contained_and_escaped(tmp_path):
     assert "const float* __restrict__ x" in page and "y[i] = fmaxf(x[i], 0.0f) * scale;" in page
 
 
+def test_a_run_whose_candidates_are_not_faster_says_keep_the_reference(tmp_path):
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    same = tree.spawn(tree.root.id, candidate("honest_scale_relu"), "the same ops", "llm", 1)
+    same.record(EvalResult(status="ok", correct=True, speedup=1.01, speedup_ci95=[0.99, 1.02], speed_verdict="same"))
+    run = RunSummary(run_id="r1", problem="scale_relu", device="cpu", policy="llm", status="completed",
+                     started_at=datetime.now(timezone.utc), no_improvement_reason="1 correct candidate(s), none "
+                     "measurably faster")
+    assert tree.best() is None
+    paths = write_report(run, tree, tmp_path)
+    text, page = paths.markdown.read_text(), paths.html.read_text()
+    assert "No improvement: keep the reference. 1 correct candidate(s), none measurably faster." in text
+    assert "correct, 1.01x [0.99-1.02] same" in text and "Best candidate" not in text
+    assert '<h2 class="bad">No improvement: keep the reference.' in page
+
+
 def test_a_run_with_nothing_judged_still_reports(tmp_path):
     tree = VariantTree.with_root(problem("scale_relu").source)
     run = RunSummary(run_id="r0", problem="scale_relu", device="cpu", policy="recipes", status="failed",
                      stop_reason="no recipe applies", started_at=datetime.now(timezone.utc))
     paths = write_report(run, tree, tmp_path)
     text = paths.markdown.read_text()
-    assert "| Best | none |" in text and "Best candidate" not in text
+    assert "| Best | no improvement: keep the reference" in text and "Best candidate" not in text
+    assert "## No improvement: keep the reference." in text
     assert paths.plot.read_bytes().startswith(PNG_MAGIC)

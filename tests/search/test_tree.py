@@ -13,7 +13,9 @@ from tests.conftest import candidate, problem
 
 
 def ok(speedup: float) -> EvalResult:
-    return EvalResult(status="ok", correct=True, speedup=speedup)
+    verdict = "faster" if speedup > 1.05 else "slower" if speedup < 0.95 else "same"
+    return EvalResult(status="ok", correct=True, speedup=speedup, speedup_ci95=[speedup * 0.98, speedup * 1.02],
+                      speed_verdict=verdict)
 
 
 def small_tree() -> tuple[VariantTree, dict[str, str]]:
