@@ -75,8 +75,8 @@ class Step:
             text = f"correct, {speedup_text(v.speedup, first.get('speedup_ci95'))} {first.get('speed_verdict') or ''}"
             if v.final:
                 final = v.final
-                text = (f"{text.rstrip()}; re-judged as a finalist: "
-                        f"{speedup_text(final.get('speedup'), final.get('speedup_ci95'))} {final.get('speed_verdict') or ''}")
+                again = speedup_text(final.get("speedup"), final.get("speedup_ci95"))
+                text = f"{text.rstrip()}; re-judged as a finalist: {again} {final.get('speed_verdict') or ''}"
             return text.rstrip()
         message = (v.result or {}).get("message", "") or v.diagnosis
         return f"{v.verdict}" + (f": {message.splitlines()[0][:200]}" if message else "")

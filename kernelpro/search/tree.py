@@ -232,8 +232,15 @@ class VariantTree:
 
     def finalists(self, n: int) -> list[Variant]:
         """The ``n`` candidates most worth re-judging: correct, not flagged, fastest first by their first verdict,
-        those that measured faster before those that did not."""
-        return sorted(self.correct(), key=lambda v: (not v.improves, -(v.speedup or 0.0)))[:n]
+        those that measured faster before those that did not, each code once."""
+        chosen: list[Variant] = []
+        seen: set[str] = set()
+        for variant in sorted(self.correct(), key=lambda v: (not v.improves, -(v.speedup or 0.0))):
+            key = normalised_source(variant.source)
+            if key not in seen and len(chosen) < n:
+                seen.add(key)
+                chosen.append(variant)
+        return chosen
 
     def leaderboard(self, n: int = 5) -> list[Variant]:
         """Up to ``n`` correct candidates with their measured speedups, fastest first, for contrastive prompts.

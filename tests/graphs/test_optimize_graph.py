@@ -161,3 +161,19 @@ def test_one_judging_worker_serves_the_whole_run(settings, tmp_path):
     stats = context.evaluate.stats
     assert stats.judged == 2  # one pipeline judged both: the run did not start a new one per candidate
     assert stats.worker_starts == 1 + len(stats.restarts)  # and its worker was reused unless it had to restart
+
+
+def test_the_same_candidate_twice_is_judged_once(settings, tmp_path):
+    again = "# the same code, written again\n" + HONEST.replace("\n\n\n", "\n\n")
+    agents = scripted_agents(planner=[plan_reply("fuse", "fuse again"), plan_reply("fuse once more")],
+                             coder=[code_reply(HONEST), code_reply(again)], critic=[review_reply(), review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=2)
+    graph, config = run(context)
+    state = state_of(graph, config)
+    first, second = [v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"]
+    assert second.source == again and second.result == first.result
+    assert any(f"the same candidate as {first.id}" in e for e in state["events"])
+    # one judgment for the two candidates, one for the finalist's re-judgment (in its own pipeline)
+    assert context.evaluate.stats.judged == 1
+    assert [e for e in state["events"] if e.startswith("finalists re-judged")] == [
+        f"finalists re-judged head to head with the reference: {first.id}"]

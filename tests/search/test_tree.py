@@ -99,3 +99,41 @@ def test_render_ascii_shows_structure_speedups_and_the_best():
     assert any(line.startswith(f"│   ├── {ids['faster']} 2.50x *") for line in lines)
     assert any(line.startswith(f"└── {ids['wrong']} incorrect") for line in lines)
     assert len(lines) == len(tree)
+
+
+def test_a_candidate_that_is_not_measurably_faster_is_never_the_best():
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    same = tree.spawn(tree.root.id, candidate("honest_scale_relu"), "the same ops", "llm", iteration=1)
+    same.record(EvalResult(status="ok", correct=True, speedup=1.01, speedup_ci95=[0.99, 1.03], speed_verdict="same"))
+    noisy = tree.spawn(tree.root.id, candidate("honest_env_probe"), "noisy", "llm", iteration=1)
+    noisy.record(EvalResult(status="ok", correct=True, speedup=1.3, speedup_ci95=[0.8, 1.9],
+                            speed_verdict="uncertain"))
+    busy = tree.spawn(tree.root.id, candidate("honest_softmax"), "timed beside other work", "llm", iteration=1)
+    busy.record(EvalResult(status="ok", correct=True, speedup=3.0, speedup_ci95=[2.9, 3.1], speed_verdict="faster",
+                           contended=True))
+    assert tree.best() is None and len(tree.correct()) == 3
+
+
+def test_once_finalists_are_re_judged_only_their_new_verdicts_count():
+    tree, ids = small_tree()
+    finalists = tree.finalists(2)
+    assert [v.id for v in finalists] == [ids["faster"], ids["fast"]]
+    # the faster one does not hold up head to head; the other does
+    finalists[0].final = ok(1.01).model_dump(mode="json")
+    finalists[1].final = ok(1.7).model_dump(mode="json")
+    best = tree.best()
+    assert best.id == ids["fast"] and best.deciding_speedup == 1.7 and best.speedup == 1.8
+    finalists[1].final = ok(0.99).model_dump(mode="json")
+    assert tree.best() is None  # the first verdicts of others do not come back
+
+
+def test_the_same_candidate_is_recognised_whatever_its_comments_or_recipe_order():
+    tree, ids = small_tree()
+    source = tree.get(ids["fast"]).source
+    restyled = "# a comment the first did not have\n" + source.replace("\n\n\n", "\n\n")
+    assert tree.equivalent_of(restyled).id == ids["fast"]
+    assert tree.equivalent_of(source.replace("min=0.0", "min=0.5")) is None
+    recipe = tree.spawn(ids["root"], "# compiled\nclass ModelNew: pass\n", "two recipes", "recipe:tf32+compile", 1)
+    recipe.record(ok(1.2))
+    assert tree.equivalent_of("# other text\nclass ModelNew: pass\n", "recipe:compile+tf32").id == recipe.id
+    assert tree.equivalent_of("x = 1\nclass ModelNew: pass\n", "recipe:compile") is None

@@ -1,0 +1,57 @@
+"""The speedup's interval and the call it supports, on samples whose truth is known."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kernelpro.harness.stats import estimate_speedup, speed_call, speedup_interval, speedup_text
+
+
+def _noisy(rng: random.Random, median_ms: float, n: int, spread: float = 0.1) -> list[float]:
+    # a long right tail, as GPU and host timings have
+    return [median_ms * (1 + abs(rng.gauss(0, spread))) for _ in range(n)]
+
+
+def test_identical_samples_give_a_point_interval():
+    assert speedup_interval([2.0] * 30, [1.0] * 30) == (2.0, 2.0, 2.0)
+
+
+def test_the_interval_of_self_against_self_contains_one_about_95_times_in_100():
+    rng = random.Random(7)
+    covered = sum(low <= 1.0 <= high for low, high in (
+        speedup_interval(_noisy(rng, 1.0, 60), _noisy(rng, 1.0, 60), seed=i)[1:] for i in range(200)))
+    assert covered >= 186  # 93 % (96 % seen): the percentile bootstrap runs a little narrow
+
+
+def test_a_real_difference_is_called_and_its_truth_is_inside_the_interval():
+    rng = random.Random(3)
+    estimate = estimate_speedup(_noisy(rng, 1.5, 200, 0.02), _noisy(rng, 1.0, 200, 0.02), min_effect=0.02)
+    assert estimate.verdict == "faster" and estimate.low <= 1.5 <= estimate.high
+    slower = estimate_speedup(_noisy(rng, 1.0, 200, 0.02), _noisy(rng, 1.5, 200, 0.02), min_effect=0.02)
+    assert slower.verdict == "slower"
+
+
+def test_paired_rounds_cancel_a_drift_that_reaches_both_models():
+    """The host slows down half-way through: both models' rounds slow alike, and the ratio stays put."""
+    drift = [1.0] * 50 + [1.6] * 50
+    estimate = estimate_speedup([d * 2.0 for d in drift], [d * 1.0 for d in drift], min_effect=0.02)
+    assert estimate.speedup == pytest.approx(2.0) and estimate.high - estimate.low < 0.05
+
+
+@pytest.mark.parametrize(("speedup", "low", "high", "call"), [
+    (1.50, 1.45, 1.55, "faster"),
+    (1.01, 1.005, 1.015, "same"),  # measurably above 1, but below the minimum effect
+    (1.00, 0.99, 1.01, "same"),
+    (0.70, 0.68, 0.72, "slower"),
+    (1.03, 0.95, 1.12, "uncertain"),  # too wide to call anything
+    (1.10, 0.99, 1.21, "uncertain"),
+])
+def test_the_three_way_call(speedup, low, high, call):
+    assert speed_call(speedup, low, high, min_effect=0.02) == call
+
+
+def test_speedups_are_written_with_their_interval():
+    assert speedup_text(1.5234, [1.49, 1.551]) == "1.52x [1.49-1.55]"
+    assert speedup_text(0.0052) == "0.0052x" and speedup_text(None) == "-"
