@@ -234,6 +234,19 @@ class Settings(BaseSettings):
         # Precedence: explicit arguments, then environment, then kernelpro.toml.
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
 
+    def for_finalists(self) -> Settings:
+        """These settings for the finalists' re-judgment: more rounds, a longer time cap, a narrower target
+        interval (``search.finalist_rounds_factor``), one long-lived worker new for them."""
+        factor = max(1.0, self.search.finalist_rounds_factor)
+        scaled = self.model_copy(deep=True)
+        harness = scaled.harness
+        harness.timing_trials = int(harness.timing_trials * factor)
+        harness.min_timing_trials = int(harness.min_timing_trials * factor)
+        harness.timing_budget_s = harness.timing_budget_s * factor
+        harness.speedup_ci_width = harness.speedup_ci_width / factor
+        harness.worker_mode = "persistent"
+        return scaled
+
 
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment and ``kernelpro.toml`` in the working directory, with overrides on top."""

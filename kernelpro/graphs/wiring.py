@@ -89,7 +89,7 @@ class RunEvaluator:
 
         if not sources:
             return []
-        settings = finalist_settings(self.settings)
+        settings = self.settings.for_finalists()
         pipeline = Pipeline(self.device, settings)
         try:
             return pipeline.judge([(problem, source) for source in sources])
@@ -105,19 +105,6 @@ class RunEvaluator:
         if self._pipeline is not None:
             self._pipeline.close()
             self._pipeline = None
-
-
-def finalist_settings(settings: Settings) -> Settings:
-    """The settings of the finalists' re-judgment: more rounds, a longer cap, a narrower target interval."""
-    factor = max(1.0, settings.search.finalist_rounds_factor)
-    scaled = settings.model_copy(deep=True)
-    harness = scaled.harness
-    harness.timing_trials = int(harness.timing_trials * factor)
-    harness.min_timing_trials = int(harness.min_timing_trials * factor)
-    harness.timing_budget_s = harness.timing_budget_s * factor
-    harness.speedup_ci_width = harness.speedup_ci_width / factor
-    harness.worker_mode = "persistent"  # one worker for all the finalists, new for them
-    return scaled
 
 
 def evaluator(settings: Settings, device: str) -> RunEvaluator:
