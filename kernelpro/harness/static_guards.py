@@ -24,7 +24,12 @@ FORBIDDEN_IMPORTS: dict[str, tuple[str, str]] = {
     "subprocess": ("background_process", "imports subprocess"),
     "pty": ("background_process", "imports pty"),
     "kernelpro": ("judge_patch", "imports the judge (kernelpro)"),
-    "gc": ("judge_patch", "imports gc, which can reach the judge's objects"),
+    # gc itself is allowed (gc.collect() is common); what walks the heap to the judge's objects is not.
+    "gc.get_objects": ("judge_patch", "imports gc.get_objects, which reaches the judge's objects"),
+    "gc.get_referrers": ("judge_patch", "imports gc.get_referrers, which reaches the judge's objects"),
+    "gc.get_referents": ("judge_patch", "imports gc.get_referents, which reaches the judge's objects"),
+    "gc.callbacks": ("judge_patch", "imports gc.callbacks, which runs code inside the judge's collections"),
+    "gc.garbage": ("judge_patch", "imports gc.garbage, which holds the judge's unreachable objects"),
     "signal": ("judge_patch", "imports signal, which can interfere with the judge"),
     "builtins": ("judge_patch", "imports builtins"),
     "unittest.mock": ("timer_patch", "imports unittest.mock"),
@@ -39,11 +44,12 @@ JUDGE_REACH = {
     "sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "sys._current_frames",
     "inspect.currentframe", "inspect.stack", "inspect.getouterframes", "inspect.trace",
     "os.kill", "os.killpg", "builtins", "__builtins__",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.callbacks", "gc.garbage",
 }
 DYNAMIC_CODE = {"exec", "eval", "compile", "__import__", "importlib.import_module"}
-STREAM_CALLS = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "torch.cuda.set_stream",
-                "cupy.cuda.Stream", "torch.Stream"}
-STREAM_SOURCE = re.compile(r"\b(cudaStreamCreate\w*|cuStreamCreate\w*)\b")
+# Side streams are judged by what runs on them (harness/call_trace.py): joined to the caller's stream they are
+# legitimate. Switching the caller's current stream for good has no honest use in a forward.
+STREAM_SWITCHES = {"torch.cuda.set_stream", "torch.set_stream", "torch.accelerator.set_stream"}
 L2_PERSISTENCE = re.compile(
     r"accessPolicyWindow|PersistingL2|cudaLimitPersistingL2CacheSize|CU_LIMIT_PERSISTING_L2_CACHE_SIZE"
     r"|cudaAccessPropertyPersisting|CU_ACCESS_PROPERTY_PERSISTING"
@@ -58,6 +64,7 @@ ALLOWED_ASSIGN_PREFIXES = ("torch.backends.", "torch._inductor.config.", "torch.
 PRECISION_SETTINGS = {"allow_tf32", "set_float32_matmul_precision", "autocast", "half", "bfloat16",
                       "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"}
 CACHE_DECORATORS = {"cache", "lru_cache", "cached_property"}
+MEMOISED_CALLS = {"forward", "__call__", "_call_impl"}
 
 
 def dotted_name(node: ast.AST) -> str | None:
@@ -78,6 +85,7 @@ class _Scanner(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # local name -> module path it stands for
         self.function_depth = 0
         self.identity_names: set[str] = set()  # variables holding a tensor's pointer or id
+        self.handlers: dict[int, str | None] = {}  # exception handler line in a function -> its fallback, if any
 
     # -- helpers --------------------------------------------------------------------------------
     def flag(self, reason: str, message: str, node: ast.AST, severity: str = "reject") -> None:
@@ -133,7 +141,8 @@ class _Scanner(ast.NodeVisitor):
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             name = self.resolve(target) or ""
-            if name.split(".")[-1] in CACHE_DECORATORS:
+            # A memoised helper (a kernel built once per dtype) is honest; a memoised forward replays outputs.
+            if name.split(".")[-1] in CACHE_DECORATORS and node.name in MEMOISED_CALLS:
                 self.flag("cached_output", f"{node.name} is memoised with @{name}: outputs would be replayed",
                           decorator)
         self.function_depth += 1
@@ -146,8 +155,12 @@ class _Scanner(ast.NodeVisitor):
         if self.function_depth:
             for handler in node.handlers:
                 fallback = self._fallback_in(handler)
+                self.handlers[handler.lineno] = fallback
                 if fallback:
-                    self.flag("try_except_fallback", f"the exception handler {fallback}", handler)
+                    # A guard around graph capture whose handler never runs is honest: the worker records
+                    # whether a handler runs in a judged call (handler_probe) and rejects only then.
+                    self.flag("try_except_fallback", f"the exception handler {fallback}; it is a rejection "
+                              "if it runs while judged", handler, severity="warn")
         self.generic_visit(node)
 
     visit_TryStar = visit_Try
@@ -192,8 +205,14 @@ class _Scanner(ast.NodeVisitor):
             self.flag("background_process", f"calls {name}", node)
         elif name in DYNAMIC_CODE:
             self.flag("judge_patch", f"calls {name}, running code the static checks cannot see", node)
-        elif name in STREAM_CALLS:
-            self.flag("extra_stream", f"creates or switches CUDA streams with {name}", node)
+        elif name in STREAM_SWITCHES:
+            self.flag("extra_stream", f"switches the caller's current stream with {name} (use the "
+                      "torch.cuda.stream(...) context, which restores it)", node)
+        elif name == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            owner = self.resolve(node.args[0])
+            if owner and f"{owner}.{node.args[1].value}" in JUDGE_REACH:
+                self.flag("judge_patch", f"uses {owner}.{node.args[1].value}, which reaches outside the "
+                          "candidate", node)
         elif name in ("setattr", "delattr") and node.args:
             self._check_assignment_target(node.args[0], node, via=name)
         self._check_identity_keys(node)
@@ -269,9 +288,6 @@ class _Scanner(ast.NodeVisitor):
     # -- strings (inline CUDA/C++ source) -------------------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
-            if STREAM_SOURCE.search(node.value):
-                self.flag("extra_stream", f"its kernel source creates streams "
-                          f"({STREAM_SOURCE.search(node.value).group(1)})", node)
             if L2_PERSISTENCE.search(node.value):
                 self.flag("l2_persistence", f"its source sets an L2 persistence policy "
                           f"({L2_PERSISTENCE.search(node.value).group(0)})", node)
@@ -289,3 +305,11 @@ def scan_source(source: str) -> list[GuardFinding]:
             scanner.flag("l2_persistence", f"sets an L2 persistence policy ({match.group(0)})",
                          ast.Pass(lineno=line))
     return sorted(scanner.findings, key=lambda f: (f.line or 0))
+
+
+def handler_fallbacks(tree: ast.Module) -> dict[int, str | None]:
+    """Each exception handler inside a function, by line: what makes it a fallback (``"calls torch.relu"``), or
+    None where it computes no result (a log line, a flag, a re-raise)."""
+    scanner = _Scanner()
+    scanner.visit(tree)
+    return scanner.handlers
