@@ -247,6 +247,11 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "cri
     if result.reason == "reference_failed":
         return Command(goto="finish", update={**update, "status": "failed",
                                               "stop_reason": f"the reference itself fails: {result.message[:300]}"})
+    if result.problem_findings:  # no candidate on this problem can be an improvement: say why and stop
+        found = result.problem_findings[0]
+        why = f"the problem is degenerate ({found.reason}): {found.message}"
+        return Command(goto="finish", update={**update, "events": [event, f"{variant.id} does not count: {why}"],
+                                              "stop_reason": why})
     nxt = "profile" if result.status == "ok" and ctx.profile is not None else "critique"
     return Command(goto=nxt, update=update)
 

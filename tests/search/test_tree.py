@@ -97,3 +97,16 @@ def test_render_ascii_shows_structure_speedups_and_the_best():
     assert any(line.startswith(f"│   ├── {ids['faster']} 2.50x *") for line in lines)
     assert any(line.startswith(f"└── {ids['wrong']} incorrect") for line in lines)
     assert len(lines) == len(tree)
+
+
+def test_no_variant_is_best_on_a_problem_the_judge_found_degenerate():
+    from kernelpro.harness.result import ProblemFinding
+
+    tree, ids = small_tree()
+    assert tree.best().id == ids["faster"] and tree.problem_finding() is None
+    zeros = tree.spawn(tree.root.id, candidate("suspect_constant_zeros"), "return the constant", "llm", iteration=3)
+    zeros.record(EvalResult(status="ok", correct=True, speedup=99.0,
+                            problem_findings=[ProblemFinding(reason="constant_output", message="always zero")]))
+    assert zeros.correct and zeros.problem_findings[0]["reason"] == "constant_output"
+    assert tree.best() is None and tree.correct() == [] and tree.leaderboard() == []
+    assert tree.problem_finding() == {"reason": "constant_output", "message": "always zero"}
