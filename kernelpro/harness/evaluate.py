@@ -108,8 +108,7 @@ class Evaluation:
         if (ghost := self.checks.ghost_kernel()) is not None:
             self.reject(ghost) if ghost.severity == "reject" else self.findings.append(ghost)
         self.enter("problem check")  # after the candidate's checks: its calls ran on memory no reference output used
-        self.checks.check_problem(lambda seed, scale=None: self.reference_outputs(self.make_inputs(seed, scale)),
-                                  lambda seed: self.make_inputs(seed), self.findings)
+        self.checks.check_problem(self.make_inputs, self.reference_outputs, self.findings)
         result = EvalResult(status="ok", correct=True, message="correct", trials_checked=checked,
                             max_abs_error=max_abs, max_rel_error=max_rel, guards=self.findings,
                             device=str(self.device), details={"reference_noise": self.noise} if self.noise else {})

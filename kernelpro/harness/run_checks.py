@@ -33,18 +33,20 @@ class RunChecks:
         self.traffic_bytes = 0
         LEDGER.clear()  # kernels another candidate built in this process are not this one's
 
-    def check_problem(self, outputs_for: Callable[..., Any], inputs_for: Callable[[int], list[Any]],
+    def check_problem(self, draw: Callable[..., list[Any]], reference: Callable[[list[Any]], Any],
                       findings: list[GuardFinding]) -> None:
         """Does the reference's output vary with its inputs? On seeds of the problem check's own, which no
-        candidate call sees. Also the problem's compulsory traffic, for the memory floor, and whether the
-        reference returns the same storage twice (then a candidate may too: ``output_reused`` waits for this)."""
+        candidate call sees (``draw(seed, scale)``). Also the problem's compulsory traffic, for the memory floor,
+        and whether the reference returns the same storage twice (then a candidate may: ``output_reused`` waits
+        for this)."""
         first_seed, *others = self.job["seeds"]["problem"]
-        inputs = inputs_for(first_seed)
-        first = outputs_for(first_seed)
+        inputs = draw(first_seed)
+        first = reference(inputs)
         self.traffic_bytes = memory_floor.compulsory_bytes(inputs, first)
+        del inputs
         sets = [(seed, None) for seed in others[:-1]] + [(seed, self.settings.magnitude_scale) for seed in others[-1:]]
-        self.problem_findings, reference_reuses = problem_checks.check_reference(first, outputs_for, sets,
-                                                                                 self.settings)
+        self.problem_findings, reference_reuses = problem_checks.check_reference(
+            first, lambda seed, scale: reference(draw(seed, scale)), sets, self.settings)
         if (reused := self.outputs.finding()) is not None and not reference_reuses:
             findings.append(reused)
 

@@ -36,8 +36,11 @@ FORBIDDEN_IMPORTS: dict[str, tuple[str, str]] = {
     "mock": ("timer_patch", "imports mock"),
 }
 
-# The judge's own modules are off limits, except the runtime helper candidates launch kernels with.
+# The judge's own modules are off limits, except the runtime helper candidates launch kernels with, and of that only
+# its public names (the rest, such as the launch ledger the judge reads, is the judge's).
 ALLOWED_IMPORTS = ("kernelpro.runtime",)
+RUNTIME_PUBLIC = {"CubinKernel", "CudaKernel", "KernelCompileError", "KernelLaunchError", "SignatureError",
+                  "compile_cubin"}
 PROCESS_CALLS = {"fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp"}
 PROCESS_CALL_PREFIXES = ("spawn", "exec")
 JUDGE_REACH = {
@@ -106,11 +109,19 @@ class _Scanner(ast.NodeVisitor):
 
     def check_import(self, module: str, node: ast.AST) -> None:
         if module in ALLOWED_IMPORTS or module.startswith(tuple(a + "." for a in ALLOWED_IMPORTS)):
+            self.check_runtime_name(module, node)
             return
         for forbidden, (reason, message) in FORBIDDEN_IMPORTS.items():
             if module == forbidden or module.startswith(forbidden + "."):
                 self.flag(reason, message, node)
                 return
+
+    def check_runtime_name(self, name: str, node: ast.AST) -> None:
+        """``kernelpro.runtime.X`` for a name outside its public API reaches the judge's side of it."""
+        _, _, rest = name.partition("kernelpro.runtime.")
+        if rest and rest.split(".")[0] not in RUNTIME_PUBLIC:
+            self.flag("judge_patch", f"uses kernelpro.runtime.{rest.split('.')[0]}, which is not part of its public "
+                      f"API ({', '.join(sorted(RUNTIME_PUBLIC))})", node)
 
     # -- imports --------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -187,6 +198,8 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.resolve(node) or ""
+        if name.startswith("kernelpro.runtime."):
+            self.check_runtime_name(name, node)
         if name in JUDGE_REACH:
             self.flag("judge_patch", f"uses {name}, which reaches outside the candidate", node)
         elif node.attr == "Model" and isinstance(node.ctx, ast.Load):

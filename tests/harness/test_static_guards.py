@@ -57,6 +57,8 @@ def test_honest_candidates_have_no_rejecting_findings(path):
     ("exec('import threading')\n", "judge_patch"),
     ("m = __import__('threading')\n", "judge_patch"),
     ("__builtins__['len'] = None\n", "judge_patch"),
+    ("from kernelpro.runtime import LEDGER\n", "judge_patch"),  # the launch counts the judge reads
+    ("import kernelpro.runtime as rt\nrt._Launcher.launch = None\n", "judge_patch"),
 ])
 def test_rule_fires(snippet, reason):
     assert reason in reasons(snippet), scan_source(snippet)
@@ -121,3 +123,10 @@ def test_bad_python_raises_syntax_error():
 def test_every_kernel_backend_is_allowed(name):
     """The imports and calls each backend needs (kernelpro.runtime, triton, cutlass.cute, load_inline) pass."""
     assert [f for f in scan_source(candidate(name)) if f.severity == "reject"] == []
+
+
+def test_the_runtimes_public_names_are_what_candidates_may_import():
+    import kernelpro.runtime
+    from kernelpro.harness.static_guards import RUNTIME_PUBLIC
+
+    assert set(kernelpro.runtime.__all__) == RUNTIME_PUBLIC
