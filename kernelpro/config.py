@@ -65,14 +65,21 @@ class HarnessSettings(BaseModel):
     """A relative error this large is wrong values, not lost precision (e.g. zeros for tiny outputs)."""
     warmup: int = 3
     """Untimed calls of each model before timing."""
-    timing_trials: int = 100
-    """Timed calls of each model, at most."""
-    min_timing_trials: int = 10
-    """Timed calls of each model, at least, whatever the time budget."""
+    timing_trials: int = 400
+    """Timed rounds (one call of each model), at most; timing stops earlier once the interval is narrow enough."""
+    min_timing_trials: int = 20
+    """Timed rounds, at least, whatever the time cap."""
     timing_budget_s: float = 20.0
-    """Time the timed calls of both models may take together, beyond which fewer trials run."""
-    input_pool: int = 4
-    """Distinct input sets that timing cycles through, cloned fresh for every call."""
+    """Wall time the timed rounds may take together (input draws and checks included), beyond which they stop."""
+    speedup_ci_width: float = 0.02
+    """Timing stops once the speedup's 95% interval is this narrow, relative to the speedup (0.02: about +-1%)."""
+    min_effect: float = 0.02
+    """The smallest speedup or slowdown that counts: within it a candidate is ``same`` as the reference."""
+    cpu_threads: int = 0
+    """Threads for CPU candidates (and the reference); 0: the cores this process may use, less those other work
+    keeps busy when the job starts, so OpenMP's threads do not wait on cores another job holds."""
+    cpu_contention_cores: float = 0.5
+    """Cores' worth of other work during CPU timing above which the verdict is marked ``contended``."""
     l2_flush_bytes: int = 0
     """Bytes written between CUDA trials to flush L2; 0 means four times the device's L2."""
     energy: bool = False

@@ -15,12 +15,11 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import cuda_driver, energy, integrity, precision
+from kernelpro.harness import cpu_load, cuda_driver, energy, integrity, precision, stats
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness.call_trace import trace_call
 from kernelpro.harness.compare import (
     POISON_BYTE,
-    Agreement,
     Mismatch,
     compare_outputs,
     fingerprint,
@@ -38,7 +37,8 @@ from kernelpro.harness.loader import (
 )
 from kernelpro.harness.result import EvalResult, GuardFinding, rejected
 from kernelpro.harness.run_checks import RunChecks
-from kernelpro.harness.timing import _device_synchronize, clone_inputs, make_clock, time_models
+from kernelpro.harness.timed_checks import TimedCallChecks
+from kernelpro.harness.timing import _device_synchronize, clone_inputs, make_clock, run_timing
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -60,6 +60,7 @@ class Evaluation:
         self.noise: dict[str, float] = {}  # per output leaf, see precision.reference_noise
         self.phase_started = time.perf_counter()
         self.phase_s: dict[str, float] = {}
+        self.cpu: dict[str, Any] = {}
         self.checks = RunChecks(job, self.settings, self.device)
 
     # -- phases -----------------------------------------------------------------------------------
@@ -72,6 +73,8 @@ class Evaluation:
             raise
 
     def judge(self) -> EvalResult:
+        if self.device.type == "cpu":
+            self.set_cpu_threads()
         self.enter("load_reference")
         ref_module = load_reference(self.job["reference_source"], self.workdir)
         self.ref_module = ref_module
@@ -154,35 +157,55 @@ class Evaluation:
 
     def time_and_check(self, result: EvalResult) -> None:
         self.enter("timing")
-        pool = [self.make_inputs(s) for s in self.job["seeds"]["timing"]]
-        # Expected outputs, computed before timing and held alive (so no candidate can be handed their memory).
-        expected = [self.reference_outputs(clone_inputs(inputs)) for inputs in pool]
+        base = self.job["seeds"]["timing"]
         clock = make_clock(self.device, self.settings)
         models = {"reference": self.reference, "candidate": self.candidate}
 
-        def check_call(name: str, pool_index: int, out: Any) -> None:
-            if name != "candidate":
-                return
-            self.after_candidate_call()
-            outcome = compare_outputs(expected[pool_index], out, self.settings.tolerances, self.noise)
-            if isinstance(outcome, Mismatch) and _all_finite(expected[pool_index]):
-                replayed = [j + 1 for j, other in enumerate(expected) if j != pool_index and isinstance(
-                    compare_outputs(other, out, self.settings.tolerances, self.noise), Agreement)]
-                if replayed:
-                    self.reject(dyn.finding("cached_output", f"a timed call on input set {pool_index + 1} returned "
-                                            f"the output for input set {replayed[0]}"))
-                self.fail(outcome, out, expected[pool_index], prefix="in a timed call, on a fresh copy of "
-                                                                      f"input set {pool_index + 1} of the pool: ")
+        def replayed(index: int, other: int) -> None:
+            self.reject(dyn.finding("cached_output", f"a timed call on fresh inputs (round {index + 1}) returned "
+                                    f"the output for the inputs of round {other + 1}"))
 
-        timings = self.guarded(lambda: _no_grad(time_models)(models, pool, clock, self.settings, check_call),
-                               "candidate")
+        def mismatch(outcome: Mismatch, out: Any, expected: Any, index: int) -> None:
+            self.fail(outcome, out, expected, prefix=f"in a timed call, on the fresh inputs of round {index + 1}: ")
+
+        checks = TimedCallChecks(self.settings.tolerances, self.noise, self.after_candidate_call, replayed,
+                                 mismatch, _all_finite)
+        # Every round draws its own inputs (outside the timed region), so no timed call sees values another
+        # call saw: a memo keyed on contents, pointers or ids either misses or returns a wrong output.
+        load = cpu_load.LoadMeter() if self.device.type == "cpu" else None
+        run = self.guarded(lambda: _no_grad(run_timing)(models, lambda i: self.make_inputs((base + i) % (1 << 62)),
+                                                        clock, self.settings, checks), "candidate")
+        timings = run.timings
         if self.settings.energy and self.device.type == "cuda":
-            self.measure_energy(models, pool[0], timings)
+            self.measure_energy(models, self.make_inputs(base), timings)
         result.reference, result.candidate = timings["reference"], timings["candidate"]
-        result.speedup = timings["reference"].median_ms / max(timings["candidate"].median_ms, 1e-9)
+        estimate = stats.estimate_speedup(run.costs["reference"], run.costs["candidate"], self.settings.min_effect,
+                                          seed=base)
+        result.speedup, result.speed_verdict = estimate.speedup, estimate.verdict
+        result.speedup_ci95 = [round(estimate.low, 6), round(estimate.high, 6)]
+        result.host_bound = timings["reference"].host_bound if self.device.type == "cuda" else None
+        result.details["timing"] = {"rounds": run.rounds, "stopped_by": run.stopped_by,
+                                    "host_checked": run.host_checked, "wall_s": round(run.wall_s, 3),
+                                    "ci_relative_width": round(estimate.relative_width, 5),
+                                    "outputs_checked": checks.checked}
+        if load is not None:
+            self.mark_contention(result, load.read())
         result.message = (f"correct on {result.trials_checked} input sets and every timed call; "
-                          f"{result.speedup:.2f}x ({timings['candidate'].median_ms:.4g} ms vs "
-                          f"{timings['reference'].median_ms:.4g} ms)")
+                          f"{stats.speedup_text(estimate.speedup, [estimate.low, estimate.high])} {estimate.verdict} "
+                          f"({timings['candidate'].median_ms:.4g} ms vs {timings['reference'].median_ms:.4g} ms, "
+                          f"{run.rounds} rounds, stopped by {run.stopped_by.replace('_', ' ')})")
+        if result.host_bound:
+            result.message += "; the reference is host-bound (its launches cost more than its GPU time)"
+        if result.contended:
+            result.message += (f"; timed while other work kept {result.details['cpu']['other_cores_during']:.1f} "
+                               "cores busy: not a speedup to act on")
+
+    def mark_contention(self, result: EvalResult, during: cpu_load.LoadReading | None) -> None:
+        cpu = dict(self.cpu)
+        cpu["other_cores_during"] = during.other_cores if during else None
+        result.details["cpu"] = cpu
+        worst = max(cpu.get("other_cores_before") or 0.0, cpu["other_cores_during"] or 0.0)
+        result.contended = worst >= self.settings.cpu_contention_cores
 
     def measure_energy(self, models: dict[str, Any], inputs: list[Any], timings: dict[str, Any]) -> None:
         self.enter("energy")
@@ -198,6 +221,15 @@ class Evaluation:
             timings[name].energy_j, timings[name].power_w = reading.joules_per_call, reading.average_watts
             if name == "candidate":
                 self.after_candidate_call()
+
+    def set_cpu_threads(self) -> None:
+        """Before any model is built (torch.compile fixes its thread count when it compiles): as many threads as
+        there are cores other work leaves free, so no OpenMP barrier waits on a core another job holds."""
+        before = cpu_load.sample_load()
+        threads = cpu_load.choose_threads(self.settings.cpu_threads, before)
+        torch.set_num_threads(threads)
+        self.cpu = {"threads": threads, "usable_cores": cpu_load.usable_cores(),
+                    "other_cores_before": before.other_cores if before else None}
 
     # -- guards -----------------------------------------------------------------------------------
     def check_inputs(self, untouched: list[Any], cand_args: list[Any], inputs: list[Any], ref_args: list[Any],

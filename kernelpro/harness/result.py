@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 Status = Literal["ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected"]
+SpeedVerdict = Literal["faster", "slower", "same", "uncertain"]
 Severity = Literal["reject", "warn", "info"]
 
 # Guard reason codes. Each names one known reward hack; ids never change meaning once published.
@@ -63,6 +64,11 @@ class Timing(BaseModel):
     trials: int
     method: str
     host_median_ms: float | None = None
+    """The host's time per timed call, waits included."""
+    gpu_median_ms: float | None = None
+    """On CUDA: the call's GPU time alone (the events' span), before the host's issue time is taken into account."""
+    issue_median_ms: float | None = None
+    """On CUDA: the host's time to issue the call from an idle GPU (or to issue and finish it, when it waits)."""
     energy_j: float | None = None
     """Joules per call, from NVML's energy counter, when measured."""
     power_w: float | None = None
@@ -73,6 +79,12 @@ class Timing(BaseModel):
         """Relative spread: (p90 - p10) / median."""
         return (self.p90_ms - self.p10_ms) / self.median_ms if self.median_ms > 0 else 0.0
 
+    @property
+    def host_bound(self) -> bool:
+        """The host takes longer to issue the call than the GPU takes to run it: launch overhead sets its cost."""
+        return self.gpu_median_ms is not None and self.issue_median_ms is not None and \
+            self.issue_median_ms > self.gpu_median_ms
+
 
 class EvalResult(BaseModel):
     """The judge's verdict on one candidate."""
@@ -82,6 +94,16 @@ class EvalResult(BaseModel):
     message: str = ""
     correct: bool = False
     speedup: float | None = None
+    """Reference time over candidate time (ratio of medians over paired rounds)."""
+    speedup_ci95: list[float] | None = None
+    """The speedup's 95% interval ``[low, high]``: a bootstrap over paired timing rounds (see ``harness.stats``)."""
+    speed_verdict: SpeedVerdict | None = None
+    """``faster``, ``slower`` or ``same`` at the minimum effect ``harness.min_effect``; ``uncertain`` when the
+    interval is too wide for any call."""
+    host_bound: bool | None = None
+    """The reference's cost is the host's time to issue it, not GPU time: a speedup is a launch-overhead saving."""
+    contended: bool = False
+    """Timed while other work kept the machine's CPUs busy: the figure is not a speedup to act on."""
     candidate: Timing | None = None
     reference: Timing | None = None
     guards: list[GuardFinding] = Field(default_factory=list)
@@ -111,6 +133,11 @@ class EvalResult(BaseModel):
         data["candidate_spread"] = self.candidate.spread if self.candidate else None
         data["reference_spread"] = self.reference.spread if self.reference else None
         return data
+
+    @property
+    def improves(self) -> bool:
+        """Correct, timed on a quiet machine, and faster than the reference beyond its interval."""
+        return self.status == "ok" and self.correct and self.speed_verdict == "faster" and not self.contended
 
 
 def rejected(findings: list[GuardFinding], **extra: Any) -> EvalResult:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import cuda_driver
+from kernelpro.harness import cuda_driver, stats
 from kernelpro.harness.result import Timing
 
 _perf_counter_ns = time.perf_counter_ns
@@ -144,7 +145,8 @@ def make_clock(device: torch.device, settings: HarnessSettings) -> CpuClock | Cu
     return CudaClock(device, settings.l2_flush_bytes) if device.type == "cuda" else CpuClock()
 
 
-def summarise(samples: list[float], host_samples: list[float], method: str) -> Timing:
+def summarise(samples: list[float], host_samples: list[float], method: str, *, gpu_samples: list[float] | None = None,
+              issue_samples: list[float] | None = None) -> Timing:
     ordered = sorted(samples)
     decile = max(0, len(ordered) // 10)
     return Timing(
@@ -155,67 +157,143 @@ def summarise(samples: list[float], host_samples: list[float], method: str) -> T
         trials=len(ordered),
         method=method,
         host_median_ms=statistics.median(host_samples),
+        gpu_median_ms=statistics.median(gpu_samples) if gpu_samples else None,
+        issue_median_ms=statistics.median(issue_samples) if issue_samples else None,
     )
 
 
-def plan_trials(estimates_ms: Sequence[float], settings: HarnessSettings) -> int:
-    """As many trials as the time budget allows, within [min_timing_trials, timing_trials]."""
-    per_round_s = max(sum(estimates_ms), 1e-6) / 1e3
-    affordable = int(settings.timing_budget_s / per_round_s)
-    return max(settings.min_timing_trials, min(settings.timing_trials, affordable))
+InputSource = Callable[[int], Inputs] | Sequence[Inputs]
+StopReason = Literal["interval", "max_trials", "time_cap"]
+
+# A model whose host issue time reaches this share of its GPU time gets an issue call in every round: its cost
+# is then the larger of the two in the same round, not a floor taken once from a few calls.
+HOST_CHECK_SHARE = 0.5
+CHECK_EVERY = 10  # rounds between two looks at the interval
+
+
+@dataclass
+class TimedRun:
+    """What ``run_timing`` measured: each model's summary, its per-round costs (the samples the interval
+    resamples, in round order), how many rounds ran and what stopped them."""
+
+    timings: dict[str, Timing]
+    costs: dict[str, list[float]]
+    rounds: int
+    stopped_by: StopReason
+    host_checked: bool
+    """Whether every round also timed each model's issue from an idle GPU (see ``HOST_CHECK_SHARE``)."""
+    wall_s: float = 0.0
+
+
+def relative_width(costs: dict[str, list[float]], names: Sequence[str]) -> float:
+    """The 95% interval's width over the estimate: of the speedup for two models, of the median for one."""
+    first = costs[names[0]]
+    second = costs[names[1]] if len(names) > 1 else [1.0] * len(first)
+    estimate, low, high = stats.speedup_interval(first, second, resamples=500)
+    return (high - low) / estimate if estimate > 0 else float("inf")
+
+
+def run_timing(
+    models: dict[str, Callable[..., Any]],
+    inputs: InputSource,
+    clock: CpuClock | CudaClock,
+    settings: HarnessSettings,
+    after_call: Callable[[str, int, Any], None] = lambda name, input_index, out: None,
+) -> TimedRun:
+    """Warm up, then time the models in alternating rounds, each round on an input set of its own, until the
+    interval is narrow enough (``settings.speedup_ci_width``), the most rounds have run or the time is up.
+
+    ``inputs(i)`` draws input set ``i`` (a sequence is cycled through instead, for fixed inputs); every call gets
+    a fresh copy of its round's set, so no call sees the values of another round and a memo keyed on contents
+    never hits. ``after_call(name, input_index, output)`` runs after every call, outside the timed region: the
+    caller checks each output there, so a replayed or unfinished result cannot hide in any timed call.
+    """
+    names = list(models)
+    draw = inputs if callable(inputs) else (lambda i, pool=inputs: pool[i % len(pool)])
+    drawn = iter(range(1 << 62))
+    started = _perf_counter_ns()
+
+    def call(measure: Callable[..., tuple[Any, ...]], name: str, index: int, args: Inputs) -> list[float]:
+        """One call on a fresh copy of an input set, behind the clock's flush (calls left to run on a warm L2
+        changed how later trials ran on an H200: a 61 us matmul read 1.5 % slow every second or fourth time it
+        was judged); its output is checked after."""
+        copy = clone_inputs(args)  # prepared outside the timed region
+        clock.prepare()
+        *measured, out = measure(models[name], copy)
+        del copy
+        after_call(name, index, out)
+        return measured
+
+    def order(i: int) -> list[str]:
+        """The models in alternating order, so a drift (the card's clock, the host's speed) reaches both alike."""
+        return names if i % 2 == 0 else names[::-1]
+
+    spans: dict[str, list[float]] = {name: [] for name in names}
+    host: dict[str, list[float]] = {name: [] for name in names}
+    issued: dict[str, list[float]] = {name: [] for name in names}
+    warm_spans: dict[str, list[float]] = {name: [] for name in names}
+    warm_issue: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(max(1, settings.warmup)):
+        index = next(drawn)
+        args = draw(index)
+        for name in order(i):
+            warm_spans[name].append(call(clock.time, name, index, args)[0])
+        if clock.issue_calls:
+            for name in order(i + 1):
+                warm_issue[name].append(call(clock.issue_ms, name, index, args)[0])
+        del args
+    host_checked = bool(clock.issue_calls) and any(
+        statistics.median(warm_issue[n]) >= HOST_CHECK_SHARE * statistics.median(warm_spans[n]) for n in names)
+
+    costs: dict[str, list[float]] = {name: [] for name in names}
+    rounds, stopped_by = 0, "max_trials"
+    budget_ns = settings.timing_budget_s * 1e9
+    while rounds < max(settings.timing_trials, settings.min_timing_trials):
+        index = next(drawn)
+        args = draw(index)
+        for name in order(rounds):
+            span_ms, host_ms = call(clock.time, name, index, args)
+            spans[name].append(span_ms)
+            host[name].append(host_ms)
+        if host_checked:
+            for name in order(rounds + 1):
+                issued[name].append(call(clock.issue_ms, name, index, args)[0])
+        del args
+        for name in names:
+            costs[name].append(max(spans[name][-1], issued[name][-1]) if host_checked else spans[name][-1])
+        rounds += 1
+        if rounds < settings.min_timing_trials:
+            continue
+        if _perf_counter_ns() - started > budget_ns:
+            stopped_by = "time_cap"
+            break
+        if (rounds - settings.min_timing_trials) % CHECK_EVERY == 0 and \
+                relative_width(costs, names) <= settings.speedup_ci_width:
+            stopped_by = "interval"
+            break
+    if clock.issue_calls and not host_checked:
+        # The host's side for GPU-bound calls: no call is cheaper than issuing it (see CudaClock).
+        for i in range(clock.issue_calls):
+            index = next(drawn)
+            args = draw(index)
+            for name in order(i):
+                issued[name].append(call(clock.issue_ms, name, index, args)[0])
+            del args
+        for name in names:
+            floor = statistics.median(issued[name])
+            costs[name] = [max(cost, floor) for cost in costs[name]]
+    timings = {name: summarise(costs[name], host[name], clock.method,
+                               gpu_samples=spans[name] if clock.issue_calls else None,
+                               issue_samples=issued[name] or None) for name in names}
+    return TimedRun(timings, costs, rounds, stopped_by, host_checked, wall_s=(_perf_counter_ns() - started) / 1e9)
 
 
 def time_models(
     models: dict[str, Callable[..., Any]],
-    input_pool: Sequence[Inputs],
+    inputs: InputSource,
     clock: CpuClock | CudaClock,
     settings: HarnessSettings,
-    after_call: Callable[[str, int, Any], None] = lambda name, pool_index, out: None,
+    after_call: Callable[[str, int, Any], None] = lambda name, input_index, out: None,
 ) -> dict[str, Timing]:
-    """Warm up, then time the models in alternating order on fresh copies of pooled inputs.
-
-    ``after_call(name, pool_index, output)`` runs after every call, outside the timed region: the caller
-    checks each output there, so a replayed or unfinished result cannot hide in any timed call.
-    """
-    names = list(models)
-
-    def call(measure: Callable[..., tuple[Any, ...]], name: str, pool_index: int) -> list[float]:
-        """One call on a fresh copy of a pooled input set, behind the clock's flush (calls left to run on a warm
-        L2 changed how later trials ran on an H200: a 61 us matmul read 1.5 % slow every second or fourth time it
-        was judged); its output is checked after."""
-        args = clone_inputs(input_pool[pool_index])  # prepared outside the timed region
-        clock.prepare()
-        *measured, out = measure(models[name], args)
-        del args
-        after_call(name, pool_index, out)
-        return measured
-
-    def alternating(rounds: int) -> Iterator[tuple[str, int]]:
-        """The models in alternating order, so a drift (the card's clock, the host's speed) reaches both alike."""
-        for i in range(rounds):
-            for name in names if i % 2 == 0 else reversed(names):
-                yield name, i % len(input_pool)
-
-    estimates: dict[str, list[float]] = {name: [] for name in names}
-    for name in names:
-        for i in range(max(1, settings.warmup)):
-            _, host_ms = call(clock.time, name, i % len(input_pool))
-            estimates[name].append(host_ms)
-    trials = plan_trials([statistics.median(v) for v in estimates.values()], settings)
-
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    host: dict[str, list[float]] = {name: [] for name in names}
-    for name, pool_index in alternating(trials):
-        elapsed_ms, host_ms = call(clock.time, name, pool_index)
-        samples[name].append(elapsed_ms)
-        host[name].append(host_ms)
-    # The host's side: no call is cheaper than issuing it (see CudaClock).
-    issued: dict[str, list[float]] = {name: [] for name in names}
-    for name, pool_index in alternating(clock.issue_calls):
-        (elapsed_ms,) = call(clock.issue_ms, name, pool_index)
-        issued[name].append(elapsed_ms)
-    for name in names:
-        if issued[name]:
-            floor = statistics.median(issued[name])
-            samples[name] = [max(sample, floor) for sample in samples[name]]
-    return {name: summarise(samples[name], host[name], clock.method) for name in names}
+    """Each model's timing summary from ``run_timing``."""
+    return run_timing(models, inputs, clock, settings, after_call).timings

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kernelpro.harness.result import EvalResult
+from kernelpro.harness.stats import speedup_text
 from kernelpro.search.kinds import Kind, detect_kind
 
 VariantStatus = Literal["pending", "judged", "failed"]
@@ -93,13 +94,6 @@ class Variant(BaseModel):
         """No verdict could be had; ``why`` goes into the diagnosis."""
         self.status = "failed"
         self.diagnosis = why
-
-
-def speedup_text(speedup: float | None) -> str:
-    """2.31x, 0.85x, 0.0032x (two decimals unless that would read as zero), or "-" when there is none."""
-    if speedup is None:
-        return "-"
-    return f"{speedup:.2f}x" if speedup >= 0.1 else f"{speedup:.2g}x"
 
 
 def variant_id(parent_id: str | None, source: str) -> str:

@@ -19,6 +19,7 @@ CHEATS = [
     ("cheat_reference_subclass_hidden", "scale_relu", "reference_reuse"),
     ("cheat_cached_pointer", "scale_relu", "cached_output"),
     ("cheat_cached_replay", "scale_relu", "cached_output"),
+    ("cheat_cached_id", "scale_relu", "cached_output"),
     ("cheat_input_mutation", "scale_relu", "input_mutation"),
     ("cheat_tensor_subclass", "scale_relu", "tensor_subclass"),
     ("cheat_background_thread", "scale_relu", "background_thread"),
@@ -37,6 +38,7 @@ DYNAMIC_ON_CPU = [
     ("cheat_try_except_fallback", "try_except_fallback"),  # the static finding is only a warning
     ("cheat_reference_subclass", "reference_reuse"),
     ("cheat_cached_pointer", "cached_output"),
+    ("cheat_cached_id", "cached_output"),
     ("cheat_background_thread", "background_thread"),
     ("cheat_background_process", "background_process"),
     ("cheat_timer_patch", "timer_patch"),
@@ -83,6 +85,20 @@ def test_pointer_cache_is_caught_in_timed_calls_too(settings):
     result = classify(run_worker(job, settings.harness), settings)
     assert (result.status, result.reason) == ("rejected", "cached_output"), result.message
     assert "timed call" in result.message
+
+
+def test_a_memo_keyed_on_input_values_never_hits_in_timed_calls(settings):
+    """Every timed round draws inputs of its own, so a cache keyed on a digest of the values pays full price
+    (with a pool of reused input sets it was judged 3-6x faster). It is correct, so it is judged as it runs:
+    never faster than the work it does."""
+    settings.harness.timing_trials = 60
+    settings.harness.min_timing_trials = 60
+    settings.harness.timing_budget_s = 30
+    result = judge(problem("scale_relu"), candidate("cheat_cached_digest"), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.details["timing"]["rounds"] == 60
+    assert result.details["timing"]["outputs_checked"] >= 60
+    assert result.speed_verdict != "faster" and not result.improves, result.message
 
 
 def test_forged_verdict_on_the_result_channel_is_ignored(settings):

@@ -9,15 +9,73 @@ import torch
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.sandbox import PACKAGE_ROOT, worker_environment
-from kernelpro.harness.timing import CpuClock, clone_inputs, plan_trials, summarise, time_models
+from kernelpro.harness.timing import CpuClock, clone_inputs, run_timing, summarise, time_models
 
 
-def test_plan_trials_respects_budget_and_bounds():
-    s = HarnessSettings(timing_budget_s=1.0, timing_trials=100, min_timing_trials=10)
-    assert plan_trials([0.001, 0.001], s) == 100
-    assert plan_trials([50.0, 50.0], s) == 10
-    assert plan_trials([2.0, 3.0], s) == 100  # 1 s / 5 ms = 200 rounds, capped at 100
-    assert plan_trials([20.0, 30.0], s) == 20
+class _ScriptedClock(CpuClock):
+    """The host clock's protocol with scripted times: each call reads the next value of ``times``."""
+
+    def __init__(self, times) -> None:
+        self.times = iter(times)
+
+    def time(self, fn, args):
+        out = fn(*args)
+        elapsed = next(self.times)
+        return elapsed, elapsed, out
+
+
+def _rounds(clock, settings, models=None):
+    models = models or {"reference": lambda x: x + 1, "candidate": lambda x: x + 1}
+    return run_timing(models, lambda i: [torch.full((4,), float(i))], clock, settings)
+
+
+def test_timing_stops_once_the_interval_is_narrow_enough():
+    s = HarnessSettings(warmup=1, timing_trials=400, min_timing_trials=20, timing_budget_s=60, speedup_ci_width=0.02)
+    steady = _rounds(_ScriptedClock(iter(lambda: 1.0, None)), s)
+    assert steady.stopped_by == "interval" and steady.rounds == 20
+
+
+def test_timing_runs_to_its_most_rounds_when_the_spread_stays_wide():
+    import random
+
+    noise = random.Random(0)
+    s = HarnessSettings(warmup=1, timing_trials=40, min_timing_trials=20, timing_budget_s=60, speedup_ci_width=0.001)
+    noisy = _rounds(_ScriptedClock(iter(lambda: noise.uniform(1.0, 2.0), None)), s)
+    assert noisy.stopped_by == "max_trials" and noisy.rounds == 40
+    assert len(noisy.costs["reference"]) == len(noisy.costs["candidate"]) == 40
+
+
+def test_timing_stops_at_its_time_cap_after_the_least_rounds():
+    s = HarnessSettings(warmup=1, timing_trials=400, min_timing_trials=5, timing_budget_s=0.05,
+                        speedup_ci_width=0.0)
+
+    def slow(x):
+        time.sleep(0.005)
+        return x + 1
+
+    capped = _rounds(CpuClock(), s, {"reference": slow, "candidate": slow})
+    assert capped.stopped_by == "time_cap" and 5 <= capped.rounds < 400
+
+
+def test_every_round_draws_inputs_of_its_own():
+    seen: dict[str, list[float]] = {"reference": [], "candidate": []}
+    indices = []
+
+    def model(name):
+        def forward(x):
+            seen[name].append(float(x[0]))
+            return x * 2
+        return forward
+
+    s = HarnessSettings(warmup=2, timing_trials=12, min_timing_trials=12, timing_budget_s=60)
+    run = run_timing({"reference": model("reference"), "candidate": model("candidate")},
+                     lambda i: [torch.full((4,), float(i))], CpuClock(), s,
+                     lambda name, i, out: indices.append((name, i, float(out[0]))))
+    assert run.rounds == 12
+    # each model saw every input set once: no value repeats, and both saw the same sets
+    assert len(set(seen["candidate"])) == len(seen["candidate"]) == 2 + 12
+    assert seen["candidate"] == sorted(seen["candidate"]) and set(seen["reference"]) == set(seen["candidate"])
+    assert all(value == 2 * i for _, i, value in indices)
 
 
 def test_summarise_reports_median_and_deciles():
@@ -57,7 +115,7 @@ class _IssueTimedClock(CpuClock):
     issue_calls = 4
 
 
-def test_the_issue_time_floor_alternates_the_models_and_binds_every_sample():
+def test_a_call_slow_to_issue_is_timed_at_its_issue_time_in_every_round():
     order = []
 
     def fast(x):
@@ -68,11 +126,15 @@ def test_the_issue_time_floor_alternates_the_models_and_binds_every_sample():
         return x + 1
 
     s = HarnessSettings(warmup=1, timing_trials=4, min_timing_trials=4, timing_budget_s=10)
-    timings = time_models({"fast": fast, "slow": slow_to_issue}, [[torch.ones(4)]], _IssueTimedClock(), s,
-                          lambda name, i, out: order.append(name))
-    issue_phase = order[-2 * _IssueTimedClock.issue_calls:]
-    assert issue_phase == ["fast", "slow", "slow", "fast", "fast", "slow", "slow", "fast"]
-    assert timings["slow"].p10_ms >= 2.0 and timings["fast"].median_ms < 2.0
+    run = run_timing({"fast": fast, "slow": slow_to_issue}, [[torch.ones(4)]], _IssueTimedClock(), s,
+                     lambda name, i, out: order.append(name))
+    assert run.host_checked and run.rounds == 4
+    # warm-up: timed then issued, each in alternating order; then every round the same
+    assert order[:4] == ["fast", "slow", "slow", "fast"]
+    assert order[4:8] == ["fast", "slow", "slow", "fast"] and order[8:12] == ["slow", "fast", "fast", "slow"]
+    assert len(order) == 4 * (1 + 4)
+    assert min(run.costs["slow"]) >= 2.0 and run.timings["fast"].median_ms < 2.0
+    assert run.timings["slow"].issue_median_ms >= 2.0
 
 
 class _FlushCountingClock(_IssueTimedClock):
@@ -98,7 +160,8 @@ def test_every_call_the_judge_makes_starts_behind_a_flush():
     s = HarnessSettings(warmup=2, timing_trials=3, min_timing_trials=3, timing_budget_s=10)
     time_models({"a": lambda x: x + 1, "b": lambda x: x * 2}, [[torch.ones(4)]], clock, s)
     calls = [i for i, step in enumerate(clock.steps) if step != "flush"]
-    assert len(calls) == 2 * (2 + 3 + _IssueTimedClock.issue_calls)
+    # warm-up timed and issued, the rounds, then the issue-time floor (these calls are quick to issue)
+    assert len(calls) == 2 * (2 + 2 + 3 + _IssueTimedClock.issue_calls)
     assert all(clock.steps[i - 1] == "flush" for i in calls)
 
 

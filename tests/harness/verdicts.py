@@ -22,6 +22,8 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_background_thread": ("rejected", "background_thread"),
     "cheat_cached_pointer": ("rejected", "cached_output"),
     "cheat_cached_replay": ("rejected", "cached_output"),
+    "cheat_cached_id": ("rejected", "cached_output"),
+    "cheat_cached_digest": ("ok", None),  # correct, and timed at its real cost: fresh inputs in every round
     "cheat_forged_result": ("runtime_error", "exited"),
     "cheat_input_mutation": ("rejected", "input_mutation"),
     "cheat_gc_referrers": ("rejected", "judge_patch"),

@@ -1,0 +1,100 @@
+"""How sure a speedup is: a bootstrap interval over the paired rounds of timing, and the call it supports.
+
+The reference and the candidate are timed in alternating rounds (see ``timing.time_models``), so round ``i`` of
+one and round ``i`` of the other saw the same state of the host and the card. The interval resamples whole
+rounds, keeping those pairs together, and takes the ratio of the two medians each time: a drift that reaches
+both models alike moves both medians and leaves the ratio, which is what a percentile bootstrap of a ratio of
+medians is for. It needs no assumption about the shape of the distribution, which for GPU timings has a long
+right tail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+SpeedVerdict = Literal["faster", "slower", "same", "uncertain"]
+
+RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class SpeedupEstimate:
+    """The ratio of medians (reference over candidate), its 95% interval, and the call it supports."""
+
+    speedup: float
+    low: float
+    high: float
+    verdict: SpeedVerdict
+
+    @property
+    def relative_width(self) -> float:
+        """The interval's width over the estimate: 0.02 means the speedup is known to about +-1%."""
+        return (self.high - self.low) / self.speedup if self.speedup > 0 else float("inf")
+
+
+def speedup_interval(reference_ms: Sequence[float], candidate_ms: Sequence[float], *, confidence: float = 0.95,
+                     resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
+    """The ratio of medians and its percentile-bootstrap interval, resampling paired rounds.
+
+    The two sequences are the models' samples in round order; when their lengths differ (a call that failed
+    its check ends a round early) the shorter one sets the number of pairs.
+    """
+    n = min(len(reference_ms), len(candidate_ms))
+    if n == 0:
+        raise ValueError("no timed rounds to estimate a speedup from")
+    ref = np.asarray(reference_ms[:n], dtype=np.float64)
+    cand = np.maximum(np.asarray(candidate_ms[:n], dtype=np.float64), 1e-9)
+    estimate = float(np.median(ref) / np.median(cand))
+    if n == 1:
+        return estimate, estimate, estimate
+    rounds = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    ratios = np.median(ref[rounds], axis=1) / np.median(cand[rounds], axis=1)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    # The percentile interval of a median ratio can sit beside the point estimate when few samples are tied;
+    # it always contains it here.
+    return estimate, float(min(low, estimate)), float(max(high, estimate))
+
+
+def speed_call(speedup: float, low: float, high: float, min_effect: float) -> SpeedVerdict:
+    """Faster, slower, the same, or impossible to call, at a minimum effect of ``min_effect`` (0.02: 2%).
+
+    - faster: the whole interval lies above 1 and the estimate is at least ``1 + min_effect``;
+    - slower: the whole interval lies below 1 and the estimate is at most ``1 / (1 + min_effect)``;
+    - same: neither, and the interval is no wider than the band ``[1/(1+m), 1+m]``, so a gain or loss of the
+      minimum effect would have shown;
+    - uncertain: neither, and the interval is wider than that band: the spread makes any call impossible.
+    """
+    band = 1.0 + min_effect
+    if low > 1.0 and speedup >= band:
+        return "faster"
+    if high < 1.0 and speedup <= 1.0 / band:
+        return "slower"
+    if high / max(low, 1e-12) <= band * band:
+        return "same"
+    return "uncertain"
+
+
+def estimate_speedup(reference_ms: Sequence[float], candidate_ms: Sequence[float], min_effect: float,
+                     seed: int = 0) -> SpeedupEstimate:
+    speedup, low, high = speedup_interval(reference_ms, candidate_ms, seed=seed)
+    return SpeedupEstimate(speedup, low, high, speed_call(speedup, low, high, min_effect))
+
+
+def _number(value: float) -> str:
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+
+
+def speedup_text(speedup: float | None, ci95: Sequence[float] | None = None) -> str:
+    """2.31x, 0.85x, 0.0032x (two decimals unless that would read as zero), with its interval when known
+    (``1.52x [1.49-1.55]``), or "-" when there is none."""
+    if speedup is None:
+        return "-"
+    text = f"{_number(speedup)}x"
+    if ci95:
+        text += f" [{_number(ci95[0])}-{_number(ci95[1])}]"
+    return text

@@ -1,0 +1,61 @@
+"""The checks on every timed call's output: each round's candidate output against the reference's output for the
+same fresh inputs, and, when it differs, against what earlier rounds gave (a replayed result): the candidate's
+own earlier outputs by fingerprint, the reference's latest ones by comparison."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kernelpro.config import Tolerance
+from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs, fingerprint
+
+KEPT_ROUNDS = 4  # earlier rounds' reference outputs held for the replay check
+
+
+class TimedCallChecks:
+    """``after_call`` for ``timing.run_timing``: holds the reference's output of the latest rounds (so no
+    candidate can be handed their memory) and checks every candidate call against its own round's."""
+
+    def __init__(self, tolerances: dict[str, Tolerance], noise: dict[str, float],
+                 after_candidate_call: Callable[[], None],
+                 on_replay: Callable[[int, int], None],
+                 on_mismatch: Callable[[Mismatch, Any, Any, int], None],
+                 all_finite: Callable[[Any], bool]) -> None:
+        self.tolerances, self.noise = tolerances, noise
+        self.after_candidate_call = after_candidate_call
+        self.on_replay, self.on_mismatch, self.all_finite = on_replay, on_mismatch, all_finite
+        self.expected: dict[int, Any] = {}
+        self.pending: dict[int, list[Any]] = {}
+        self.printed: dict[tuple, int] = {}  # fingerprints of the candidate's outputs, to the round that gave each
+        self.checked = 0
+
+    def __call__(self, name: str, index: int, out: Any) -> None:
+        if name == "candidate":
+            self.after_candidate_call()
+            if index in self.expected:
+                self.check(index, out)
+            else:  # the candidate ran first in this round: checked when the reference's output arrives
+                self.pending.setdefault(index, []).append(out)
+            return
+        self.expected[index] = out
+        for old in [i for i in self.expected if i <= index - KEPT_ROUNDS]:
+            del self.expected[old]
+        for waiting in self.pending.pop(index, []):
+            self.check(index, waiting)
+
+    def check(self, index: int, out: Any) -> None:
+        expected = self.expected[index]
+        outcome = compare_outputs(expected, out, self.tolerances, self.noise)
+        self.checked += 1
+        printed = fingerprint(out)
+        first = self.printed.setdefault(printed, index)
+        if not isinstance(outcome, Mismatch) or not self.all_finite(expected):
+            return
+        if first != index:  # the very output it gave for the inputs of an earlier round
+            self.on_replay(index, first)
+        for other_index, other in self.expected.items():
+            if other_index != index and isinstance(
+                    compare_outputs(other, out, self.tolerances, self.noise), Agreement):
+                self.on_replay(index, other_index)
+        self.on_mismatch(outcome, out, expected, index)
