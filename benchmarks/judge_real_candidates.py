@@ -8,6 +8,8 @@
     PYTHONPATH=. python benchmarks/judge_real_candidates.py judge CASES --device cuda \\
         --out benchmarks/results/real_candidates_h200.json
 
+Case directories are inputs, not results: keep them under ``benchmarks/inputs/`` (ignored by git).
+
 A case is a directory holding ``reference.py`` (the KernelBench problem), ``candidate.py`` (the ``ModelNew``)
 and ``meta.json`` (where it came from and the speedup its authors claimed). Every case goes through one
 judging pipeline, as ``kernelpro eval`` judges a batch. The JSON has every case's verdict, its warnings and
