@@ -113,3 +113,32 @@ def test_precision_downgrade_is_allowed_when_tolerance_allows(settings):
     result = judge(problem("softmax_wide"), candidate("cheat_precision_bf16"), device="cpu", settings=settings)
     assert result.status == "ok", result.message
     assert any(g.reason == "precision_downgrade" and g.severity == "warn" for g in result.guards)
+
+
+LATE_FALLBACK = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Passes every correctness trial with its own path, then falls back in the timed calls."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        try:
+            if self.calls > 6:
+                raise RuntimeError("the fast path gave up")
+            return torch.clamp_min(x, 0.0) * self.scale
+        except RuntimeError:
+            return torch.relu(x) * self.scale
+'''
+
+
+def test_a_fallback_that_first_runs_in_a_timed_call_is_rejected(settings):
+    result = judge(problem("scale_relu"), LATE_FALLBACK, device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("rejected", "try_except_fallback"), result.message
+    assert "line 19" in result.message and "timing" in result.details["phase_s"]  # caught there, not before
