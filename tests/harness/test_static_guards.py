@@ -127,6 +127,6 @@ def test_every_kernel_backend_is_allowed(name):
 
 def test_the_runtimes_public_names_are_what_candidates_may_import():
     import kernelpro.runtime
-    from kernelpro.harness.static_guards import RUNTIME_PUBLIC
+    from kernelpro.harness.static_rules import RUNTIME_PUBLIC
 
     assert set(kernelpro.runtime.__all__) == RUNTIME_PUBLIC
