@@ -27,8 +27,8 @@ from kernelpro.harness.judge import judge  # noqa: E402
 from kernelpro.problem import load_problem  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
-PROBLEM_FOR = {"precision": "softmax_wide", "zeros": "softmax_wide", "softmax": "softmax_wide",
-               "split": "split_stats", "flatten": "flatten_view", "inplace": "inplace_relu",
+PROBLEM_FOR = {"constant": "constant_gelu", "precision": "softmax_wide", "zeros": "softmax_wide",
+               "softmax": "softmax_wide", "split": "split_stats", "flatten": "flatten_view", "inplace": "inplace_relu",
                "matmul": "matmul_relu"}
 
 

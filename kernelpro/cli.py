@@ -81,14 +81,21 @@ def _print_batch(results: list[EvalResult], problem: str, candidates: list[Path]
         timing = (f"  {speedup_text(result.speedup, result.speedup_ci95)} {result.speed_verdict or ''} "
                   f"({result.candidate_ms:.4g} ms vs {result.reference_ms:.4g} ms)" if result.speedup else "")
         reason = f" ({result.reason})" if result.reason else ""
-        console.print(f"{path.name:<{width}}  [{style}]{result.status}[/]{reason}{timing}", soft_wrap=True,
-                      highlight=False)
+        console.print(f"{path.name:<{width}}  [{style}]{result.status}[/]{reason}{timing}{_problem_tag(result)}",
+                      soft_wrap=True, highlight=False)
+
+
+def _problem_tag(result: EvalResult) -> str:
+    """What is wrong with the problem itself, beside the verdict: ``  [problem: constant_output]``."""
+    reasons = ", ".join(f.reason for f in result.problem_findings)
+    return f"  [bold magenta]\\[problem: {reasons}][/]" if reasons else ""
 
 
 def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect: float) -> None:
     style = STATUS_STYLE.get(result.status, "bold")
     reason = f" ({result.reason})" if result.reason else ""
-    console.print(f"[{style}]{result.status}[/]{reason}  {candidate} on {problem}, device {result.device}")
+    console.print(f"[{style}]{result.status}[/]{reason}  {candidate} on {problem}, device {result.device}"
+                  f"{_problem_tag(result)}", soft_wrap=True)
     console.print(result.message, markup=False, highlight=False)
     if result.candidate and result.reference:
         table = Table(show_edge=False, box=None, padding=(0, 2))
@@ -109,6 +116,8 @@ def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect:
     for finding in result.guards:
         console.print(f"  [{'red' if finding.severity == 'reject' else 'yellow'}]{finding.severity}[/] "
                       f"{finding.reason} ({finding.source}): {finding.message}", highlight=False)
+    for found in result.problem_findings:
+        console.print(f"  [magenta]problem[/] {found.reason}: {found.message}", highlight=False)
     if result.worker_output and result.status not in ("ok", "incorrect"):
         console.print("[dim]last output of the candidate:[/]")
         console.print(result.worker_output[-2000:], markup=False, highlight=False)

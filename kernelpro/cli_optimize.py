@@ -272,6 +272,9 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
 
 
 def _no_improvement_reason(tree: Any) -> str:
+    degenerate = tree.problem_finding()
+    if degenerate is not None:
+        return f"the problem is degenerate ({degenerate['reason']}): {degenerate['message']}"
     correct = tree.correct()
     if not correct:
         return "no candidate was correct"

@@ -99,6 +99,9 @@ class HarnessSettings(BaseModel):
     worker_preload: list[str] = Field(default_factory=lambda: ["numpy", "triton"])
     """Modules a persistent worker imports before its first candidate, where installed: candidates find them
     loaded, and the check between candidates covers them from the start."""
+    ghost_kernel_rejects: bool = False
+    """A candidate that builds a custom kernel and never runs it while judged is rejected (``ghost_kernel``), not
+    only warned about."""
     gpu_devices: list[int] | None = None
     """CUDA device indices to judge on, one worker each, when the device is ``cuda``; None: every visible GPU."""
 

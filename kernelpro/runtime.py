@@ -35,6 +35,7 @@ from kernelpro.harness.compile.signature import (
     parse_param_list,
     parse_signature,
 )
+from kernelpro.harness.launch_ledger import LEDGER
 
 __all__ = ["CubinKernel", "CudaKernel", "KernelCompileError", "KernelLaunchError", "SignatureError", "compile_cubin"]
 
@@ -99,6 +100,7 @@ class _Launcher:
 
     def __init__(self, binary: bytes, symbol: str, signature: KernelSignature, label: str) -> None:
         self.binary, self.symbol, self.signature, self.label = binary, symbol, signature, label
+        LEDGER.built(label)
         self._library: Any = None
         self._functions: dict[int, Any] = {}
         self._shared_limit: dict[int, int] = {}
@@ -151,6 +153,7 @@ class _Launcher:
         (err,) = driver.cuLaunchKernel(function, *grid3, *block3, shared_mem, driver.CUstream(handle),
                                        ctypes.addressof(pointers) if buffers else None, 0)
         _check(driver, err, f"launching {self.label}")
+        LEDGER.launched(self.label)
 
 
 class CudaKernel:

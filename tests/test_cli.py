@@ -87,3 +87,16 @@ def test_doctor_reports_each_check_without_secrets(monkeypatch):
     for name in ("GPU", "nvcc", "ptxas", "ncu", "triton", "torch", "llm"):
         assert name in result.output
     assert "SECRET" not in result.output and "openai/gpt-5" in result.output
+
+
+def test_eval_says_beside_the_verdict_that_the_problem_is_degenerate():
+    constant = str(DATA / "problems" / "constant_gelu.py")
+    zeros = str(DATA / "candidates" / "suspect_constant_zeros.py")
+    result = runner.invoke(app, ["eval", constant, zeros, "--device", "cpu"], env=FAST)
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("ok") and "[problem: constant_output]" in first
+    assert "problem constant_output: the reference returned the same output" in result.output
+    assert "output_reused" in result.output
+    proc = run_eval(constant, zeros, "--device", "cpu", "--json")
+    assert json.loads(proc.stdout)["problem_findings"][0]["reason"] == "constant_output"

@@ -253,6 +253,11 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "cri
     if result.reason == "reference_failed":
         return Command(goto="finish", update={**update, "status": "failed",
                                               "stop_reason": f"the reference itself fails: {result.message[:300]}"})
+    if result.problem_findings:  # no candidate on this problem can be an improvement: say why and stop
+        found = result.problem_findings[0]
+        why = f"the problem is degenerate ({found.reason}): {found.message}"
+        return Command(goto="finish", update={**update, "events": [event, f"{variant.id} does not count: {why}"],
+                                              "stop_reason": why})
     nxt = "profile" if result.status == "ok" and ctx.profile is not None else "critique"
     return Command(goto=nxt, update=update)
 
@@ -341,8 +346,12 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
     if status != "failed" and not any(v.final is not None for v in tree):
         events += _rejudge_finalists(ctx, tree, update)
     best = tree.best()
+    degenerate = tree.problem_finding()
     if best is not None:
         outcome = f"best {best.id} at {speedup_text(best.deciding_speedup, best.speedup_ci95)}"
+    elif degenerate is not None:
+        outcome = (f"no improvement: keep the reference (the problem is degenerate, {degenerate['reason']}: "
+                   f"{degenerate['message']})")
     elif tree.correct():
         outcome = "no improvement: keep the reference (no correct candidate is measurably faster)"
     else:

@@ -17,6 +17,7 @@ import torch
 from kernelpro.config import HarnessSettings
 from kernelpro.harness import cpu_load, cuda_driver, energy, integrity, precision, stats
 from kernelpro.harness import dynamic_guards as dyn
+from kernelpro.harness.call_trace import trace_call
 from kernelpro.harness.compare import (
     POISON_BYTE,
     Mismatch,
@@ -35,6 +36,7 @@ from kernelpro.harness.loader import (
     verdict,
 )
 from kernelpro.harness.result import EvalResult, GuardFinding, rejected
+from kernelpro.harness.run_checks import RunChecks
 from kernelpro.harness.timed_checks import TimedCallChecks
 from kernelpro.harness.timing import _device_synchronize, clone_inputs, make_clock, run_timing
 
@@ -59,9 +61,18 @@ class Evaluation:
         self.phase_started = time.perf_counter()
         self.phase_s: dict[str, float] = {}
         self.cpu: dict[str, Any] = {}
+        self.checks = RunChecks(job, self.settings, self.device)
 
     # -- phases -----------------------------------------------------------------------------------
     def run(self) -> EvalResult:
+        """The verdict, with what the judge found about the problem itself, whatever the verdict."""
+        try:
+            return self.checks.attach(self.judge())
+        except Verdict as failure:
+            self.checks.attach(failure.result)
+            raise
+
+    def judge(self) -> EvalResult:
         if self.device.type == "cpu":
             self.set_cpu_threads()
         self.enter("load_reference")
@@ -83,12 +94,13 @@ class Evaluation:
         self.snapshot = integrity.take_snapshot({"reference": ref_module, "reference.Model": ref_module.Model})
         self.activity = dyn.ActivityBaseline()
         self.enter("load_candidate")
-        model_new = load_candidate(self.job["candidate_source"], self.workdir)
+        model_new = load_candidate(self.job["candidate_source"], self.workdir, self.checks.handlers)
         if any(cls is ref_module.Model or cls.__name__ == "Model" for cls in model_new.__mro__):
             self.reject(dyn.finding("reference_reuse", "ModelNew inherits from the reference Model"))
         check_signature(model_new, init_inputs, ref_module.Model)
         self.enter("init_candidate")
         self.candidate = build(model_new, init_inputs, seed, self.device, self.workdir / "candidate.py")
+        self.checks.begin_judged_calls()
         self.after_candidate_call()
         if any(type(m) is ref_module.Model or type(m).__name__ == "Model" for m in self.candidate.modules()):
             self.reject(dyn.finding("reference_reuse", "ModelNew holds an instance of the reference Model"))
@@ -96,11 +108,16 @@ class Evaluation:
         max_abs, max_rel, checked = self.check_correctness()
         if self.device.type == "cuda":
             self.check_streams()
+        if (ghost := self.checks.ghost_kernel()) is not None:
+            self.reject(ghost) if ghost.severity == "reject" else self.findings.append(ghost)
+        self.enter("problem check")  # after the candidate's checks: its calls ran on memory no reference output used
+        self.checks.check_problem(self.make_inputs, self.reference_outputs, self.findings)
         result = EvalResult(status="ok", correct=True, message="correct", trials_checked=checked,
                             max_abs_error=max_abs, max_rel_error=max_rel, guards=self.findings,
                             device=str(self.device), details={"reference_noise": self.noise} if self.noise else {})
         if self.job.get("timing", True):
             self.time_and_check(result)
+            self.checks.memory_floor(result)
         return result
 
     def check_correctness(self) -> tuple[float, float, int]:
@@ -249,18 +266,19 @@ class Evaluation:
         self.reject(dyn.finding("precision_downgrade", message))
 
     def check_streams(self) -> None:
+        """Side streams are fine when the caller's stream waits for them; work it does not wait for is not."""
         self.enter("stream check")
         args = clone_inputs(self.make_inputs(self.job["seeds"]["correctness"][0]))
-        current, used = self.guarded(lambda: _no_grad(dyn.streams_used)(self.candidate, args), "candidate")
+        trace = self.guarded(lambda: _no_grad(trace_call)(self.candidate, args), "candidate")
         self.after_candidate_call()
-        others = sorted(s for s in used if s != current)
-        if others:
-            self.reject(dyn.finding("extra_stream", f"GPU work ran on stream(s) {others}, not only on the current "
-                                    f"stream ({current})"))
+        self.checks.trace = trace
+        if trace.unjoined():
+            self.reject(dyn.finding("extra_stream", trace.describe_unjoined()))
 
     def after_candidate_call(self) -> None:
         found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
         found += self.activity.leftovers()
+        found += self.checks.after_call(self.findings)
         if self.device.type == "cuda":
             l2 = dyn.l2_persistence_raised(self.l2_baseline)
             found += [l2] if l2 else []
@@ -331,6 +349,7 @@ class Evaluation:
         self.poison_free_memory()
         out = self.guarded(lambda: _no_grad(self.candidate)(*args), "candidate")
         self.after_candidate_call()
+        self.checks.output(out)
         return out
 
     def reference_outputs(self, args: list[Any]) -> Any:

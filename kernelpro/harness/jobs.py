@@ -66,7 +66,8 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
         "torch_extensions_dir": str(settings.compile.cache_dir.expanduser() / "torch_extensions"
                                     / hashlib.sha256(candidate_source.encode()).hexdigest()[:16]),
         "seeds": {"init": secrets.randbits(62), "correctness": seeds(max(1, h.correctness_trials)),
-                  "scaled": seeds(h.scaled_trials), "timing": secrets.randbits(62)},
+                  "scaled": seeds(h.scaled_trials), "timing": secrets.randbits(62),
+                  "problem": seeds(4)},  # the reference alone: does its output vary (problem_checks)
     }
 
 

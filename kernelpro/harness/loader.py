@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from kernelpro.harness.handler_probe import HandlerProbe
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.result import EvalResult
 
@@ -37,12 +38,15 @@ def short_traceback(exc: BaseException, filename: str, limit: int = 6) -> str:
     return "\n".join([summary, *lines])
 
 
-def load_module(name: str, source: str, path: Path) -> types.ModuleType:
-    """Execute ``source`` as a fresh module that is not registered in ``sys.modules``."""
+def load_module(name: str, source: str, path: Path, probe: HandlerProbe | None = None) -> types.ModuleType:
+    """Execute ``source`` as a fresh module that is not registered in ``sys.modules``; with ``probe``, its
+    exception handlers instrumented."""
     path.write_text(source, encoding="utf-8")
     module = types.ModuleType(name)
     module.__file__ = str(path)
-    code = compile(source, str(path), "exec")
+    code = probe.compile(source, str(path)) if probe else compile(source, str(path), "exec")
+    if probe:
+        probe.install(module.__dict__)
     sys.modules[name] = module  # some libraries (triton, dataclasses) look a module up while it runs
     try:
         exec(code, module.__dict__)
@@ -64,11 +68,11 @@ def load_reference(source: str, workdir: Path) -> types.ModuleType:
     return module
 
 
-def load_candidate(source: str, workdir: Path) -> type:
+def load_candidate(source: str, workdir: Path, probe: HandlerProbe | None = None) -> type:
     """The candidate's ``ModelNew`` class; every way this can fail becomes a ``compile_error`` verdict."""
     path = workdir / "candidate.py"
     try:
-        module = load_module("kernelpro_candidate", source, path)
+        module = load_module("kernelpro_candidate", source, path, probe)
     except SyntaxError as exc:
         raise verdict("compile_error", "not_python",
                       f"not valid Python: line {exc.lineno}: {exc.msg}") from None

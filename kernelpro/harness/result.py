@@ -20,12 +20,20 @@ GUARD_REASONS: dict[str, str] = {
     "tensor_subclass": "returns something other than a plain, materialised torch.Tensor",
     "background_thread": "leaves a thread running after the call",
     "background_process": "starts a process",
-    "extra_stream": "runs work on a CUDA stream other than the current one",
+    "extra_stream": "leaves work on a CUDA stream that the caller's stream does not wait for",
     "timer_patch": "replaces a timer, synchronize or event function",
     "judge_patch": "reaches into or modifies the judge",
     "precision_downgrade": "computes at lower precision than the tolerance allows",
     "stale_memory": "returns memory that it never wrote (left over from earlier work)",
     "l2_persistence": "sets an L2 persistence policy that survives the cache flush",
+    "ghost_kernel": "builds a custom kernel that never runs while judged",
+    "output_reused": "returns the same output storage from more than one call",
+    "below_memory_floor": "measured faster than moving its inputs and outputs at the GPU's peak bandwidth allows",
+}
+
+# Findings about the problem itself, whatever the candidate: no candidate's speedup on it means much.
+PROBLEM_REASONS: dict[str, str] = {
+    "constant_output": "the reference's output does not depend on its inputs",
 }
 
 
@@ -37,6 +45,13 @@ class GuardFinding(BaseModel):
     source: Literal["static", "dynamic"]
     message: str
     line: int | None = None
+
+
+class ProblemFinding(BaseModel):
+    """Something wrong with the problem (the reference), found while judging a candidate on it."""
+
+    reason: str
+    message: str
 
 
 class Timing(BaseModel):
@@ -92,6 +107,8 @@ class EvalResult(BaseModel):
     candidate: Timing | None = None
     reference: Timing | None = None
     guards: list[GuardFinding] = Field(default_factory=list)
+    problem_findings: list[ProblemFinding] = Field(default_factory=list)
+    """Findings about the problem (``PROBLEM_REASONS``); with any, no speedup on it counts as an improvement."""
     device: str | None = None
     trials_checked: int = 0
     max_abs_error: float | None = None

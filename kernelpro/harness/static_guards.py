@@ -8,56 +8,26 @@ them up for what syntax cannot show.
 from __future__ import annotations
 
 import ast
-import re
 
 from kernelpro.harness.result import GuardFinding
-
-TORCH_ROOTS = {"torch", "F", "nn", "functional"}
-
-# Import roots and what using them means for a candidate.
-FORBIDDEN_IMPORTS: dict[str, tuple[str, str]] = {
-    "threading": ("background_thread", "imports threading"),
-    "_thread": ("background_thread", "imports _thread"),
-    "concurrent": ("background_thread", "imports concurrent.futures"),
-    "multiprocessing": ("background_process", "imports multiprocessing"),
-    "torch.multiprocessing": ("background_process", "imports torch.multiprocessing"),
-    "subprocess": ("background_process", "imports subprocess"),
-    "pty": ("background_process", "imports pty"),
-    "kernelpro": ("judge_patch", "imports the judge (kernelpro)"),
-    "gc": ("judge_patch", "imports gc, which can reach the judge's objects"),
-    "signal": ("judge_patch", "imports signal, which can interfere with the judge"),
-    "builtins": ("judge_patch", "imports builtins"),
-    "unittest.mock": ("timer_patch", "imports unittest.mock"),
-    "mock": ("timer_patch", "imports mock"),
-}
-
-# The judge's own modules are off limits, except the runtime helper candidates launch kernels with.
-ALLOWED_IMPORTS = ("kernelpro.runtime",)
-PROCESS_CALLS = {"fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp"}
-PROCESS_CALL_PREFIXES = ("spawn", "exec")
-JUDGE_REACH = {
-    "sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "sys._current_frames",
-    "inspect.currentframe", "inspect.stack", "inspect.getouterframes", "inspect.trace",
-    "os.kill", "os.killpg", "builtins", "__builtins__",
-}
-DYNAMIC_CODE = {"exec", "eval", "compile", "__import__", "importlib.import_module"}
-STREAM_CALLS = {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.ExternalStream", "torch.cuda.set_stream",
-                "cupy.cuda.Stream", "torch.Stream"}
-STREAM_SOURCE = re.compile(r"\b(cudaStreamCreate\w*|cuStreamCreate\w*)\b")
-L2_PERSISTENCE = re.compile(
-    r"accessPolicyWindow|PersistingL2|cudaLimitPersistingL2CacheSize|CU_LIMIT_PERSISTING_L2_CACHE_SIZE"
-    r"|cudaAccessPropertyPersisting|CU_ACCESS_PROPERTY_PERSISTING"
+from kernelpro.harness.static_rules import (
+    ALLOWED_ASSIGN_PREFIXES,
+    ALLOWED_IMPORTS,
+    CACHE_DECORATORS,
+    DYNAMIC_CODE,
+    FORBIDDEN_IMPORTS,
+    JUDGE_REACH,
+    L2_PERSISTENCE,
+    MEMOISED_CALLS,
+    PRECISION_SETTINGS,
+    PROCESS_CALL_PREFIXES,
+    PROCESS_CALLS,
+    PROTECTED_MODULES,
+    RUNTIME_PUBLIC,
+    STREAM_SWITCHES,
+    TIMER_WORDS,
+    TORCH_ROOTS,
 )
-# Patching these (wherever they live) defeats timing.
-TIMER_WORDS = {"time", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time_ns", "synchronize",
-               "Event", "elapsed_time", "record", "Stream", "sleep", "process_time", "do_bench", "timeit"}
-# Module trees whose attributes a candidate must not assign.
-PROTECTED_MODULES = ("time", "timeit", "torch", "triton", "builtins", "sys", "os")
-# ...except these, which are the documented way to configure a backend.
-ALLOWED_ASSIGN_PREFIXES = ("torch.backends.", "torch._inductor.config.", "torch._dynamo.config.")
-PRECISION_SETTINGS = {"allow_tf32", "set_float32_matmul_precision", "autocast", "half", "bfloat16",
-                      "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"}
-CACHE_DECORATORS = {"cache", "lru_cache", "cached_property"}
 
 
 def dotted_name(node: ast.AST) -> str | None:
@@ -78,6 +48,7 @@ class _Scanner(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # local name -> module path it stands for
         self.function_depth = 0
         self.identity_names: set[str] = set()  # variables holding a tensor's pointer or id
+        self.handlers: dict[int, str | None] = {}  # exception handler line in a function -> its fallback, if any
 
     # -- helpers --------------------------------------------------------------------------------
     def flag(self, reason: str, message: str, node: ast.AST, severity: str = "reject") -> None:
@@ -98,11 +69,19 @@ class _Scanner(ast.NodeVisitor):
 
     def check_import(self, module: str, node: ast.AST) -> None:
         if module in ALLOWED_IMPORTS or module.startswith(tuple(a + "." for a in ALLOWED_IMPORTS)):
+            self.check_runtime_name(module, node)
             return
         for forbidden, (reason, message) in FORBIDDEN_IMPORTS.items():
             if module == forbidden or module.startswith(forbidden + "."):
                 self.flag(reason, message, node)
                 return
+
+    def check_runtime_name(self, name: str, node: ast.AST) -> None:
+        """``kernelpro.runtime.X`` for a name outside its public API reaches the judge's side of it."""
+        _, _, rest = name.partition("kernelpro.runtime.")
+        if rest and rest.split(".")[0] not in RUNTIME_PUBLIC:
+            self.flag("judge_patch", f"uses kernelpro.runtime.{rest.split('.')[0]}, which is not part of its public "
+                      f"API ({', '.join(sorted(RUNTIME_PUBLIC))})", node)
 
     # -- imports --------------------------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -133,7 +112,8 @@ class _Scanner(ast.NodeVisitor):
         for decorator in node.decorator_list:
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
             name = self.resolve(target) or ""
-            if name.split(".")[-1] in CACHE_DECORATORS:
+            # A memoised helper (a kernel built once per dtype) is honest; a memoised forward replays outputs.
+            if name.split(".")[-1] in CACHE_DECORATORS and node.name in MEMOISED_CALLS:
                 self.flag("cached_output", f"{node.name} is memoised with @{name}: outputs would be replayed",
                           decorator)
         self.function_depth += 1
@@ -146,8 +126,12 @@ class _Scanner(ast.NodeVisitor):
         if self.function_depth:
             for handler in node.handlers:
                 fallback = self._fallback_in(handler)
+                self.handlers[handler.lineno] = fallback
                 if fallback:
-                    self.flag("try_except_fallback", f"the exception handler {fallback}", handler)
+                    # A guard around graph capture whose handler never runs is honest: the worker records
+                    # whether a handler runs in a judged call (handler_probe) and rejects only then.
+                    self.flag("try_except_fallback", f"the exception handler {fallback}; it is a rejection "
+                              "if it runs while judged", handler, severity="warn")
         self.generic_visit(node)
 
     visit_TryStar = visit_Try
@@ -174,6 +158,8 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = self.resolve(node) or ""
+        if name.startswith("kernelpro.runtime."):
+            self.check_runtime_name(name, node)
         if name in JUDGE_REACH:
             self.flag("judge_patch", f"uses {name}, which reaches outside the candidate", node)
         elif node.attr == "Model" and isinstance(node.ctx, ast.Load):
@@ -192,8 +178,14 @@ class _Scanner(ast.NodeVisitor):
             self.flag("background_process", f"calls {name}", node)
         elif name in DYNAMIC_CODE:
             self.flag("judge_patch", f"calls {name}, running code the static checks cannot see", node)
-        elif name in STREAM_CALLS:
-            self.flag("extra_stream", f"creates or switches CUDA streams with {name}", node)
+        elif name in STREAM_SWITCHES:
+            self.flag("extra_stream", f"switches the caller's current stream with {name} (use the "
+                      "torch.cuda.stream(...) context, which restores it)", node)
+        elif name == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            owner = self.resolve(node.args[0])
+            if owner and f"{owner}.{node.args[1].value}" in JUDGE_REACH:
+                self.flag("judge_patch", f"uses {owner}.{node.args[1].value}, which reaches outside the "
+                          "candidate", node)
         elif name in ("setattr", "delattr") and node.args:
             self._check_assignment_target(node.args[0], node, via=name)
         self._check_identity_keys(node)
@@ -269,9 +261,6 @@ class _Scanner(ast.NodeVisitor):
     # -- strings (inline CUDA/C++ source) -------------------------------------------------------
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str):
-            if STREAM_SOURCE.search(node.value):
-                self.flag("extra_stream", f"its kernel source creates streams "
-                          f"({STREAM_SOURCE.search(node.value).group(1)})", node)
             if L2_PERSISTENCE.search(node.value):
                 self.flag("l2_persistence", f"its source sets an L2 persistence policy "
                           f"({L2_PERSISTENCE.search(node.value).group(0)})", node)
@@ -289,3 +278,11 @@ def scan_source(source: str) -> list[GuardFinding]:
             scanner.flag("l2_persistence", f"sets an L2 persistence policy ({match.group(0)})",
                          ast.Pass(lineno=line))
     return sorted(scanner.findings, key=lambda f: (f.line or 0))
+
+
+def handler_fallbacks(tree: ast.Module) -> dict[int, str | None]:
+    """Each exception handler inside a function, by line: what makes it a fallback (``"calls torch.relu"``), or
+    None where it computes no result (a log line, a flag, a re-raise)."""
+    scanner = _Scanner()
+    scanner.visit(tree)
+    return scanner.handlers

@@ -66,7 +66,7 @@ class CudaClock:
     Stamping after the first wait keeps the host's wake-up out of that test: after a 9 ms kernel it took
     0.1-0.2 ms on the H200 host we measured, and counted from the end event it read as side-stream work and
     added 1-2 % to half the trials. Side-stream work that ends within that wake-up goes uncounted here; the
-    judge's stream check rejects side streams outright.
+    judge's stream check rejects side-stream work the caller's stream does not wait for (harness/call_trace.py).
 
     Two events queued behind the flush span about 1.3 us on an H200 with nothing between them (their own
     timestamp writes, which Nsight Compute's kernel durations do not include): that calibrated span

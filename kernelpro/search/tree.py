@@ -98,6 +98,11 @@ class Variant(BaseModel):
         return result.speedup_ci95 if result is not None else None
 
     @property
+    def problem_findings(self) -> list[dict[str, Any]]:
+        """What the judge found wrong with the problem itself while judging this variant (``constant_output``)."""
+        return list((self.result or {}).get("problem_findings") or [])
+
+    @property
     def verdict(self) -> str:
         """The judge's status (``ok``, ``incorrect``...), or the variant's own status when it has no result."""
         return str(self.result["status"]) if self.result else self.status
@@ -218,14 +223,23 @@ class VariantTree:
         return path[::-1]
 
     def correct(self) -> list[Variant]:
-        """Correct candidates (never the reference, never one the critic flagged), fastest first."""
+        """Correct candidates (never the reference, never one the critic flagged), fastest first; none at all on a
+        problem the judge found degenerate (``problem_finding``), where no speedup is an improvement."""
+        if self.problem_finding() is not None:
+            return []
         found = [v for v in self.variants.values() if v.kind != "reference" and v.correct and not v.flagged]
         return sorted(found, key=lambda v: -(v.speedup or 0.0))
+
+    def problem_finding(self) -> dict[str, Any] | None:
+        """The first finding about the problem itself in any variant's verdict (``reason``, ``message``)."""
+        return next((f for v in self.variants.values() for f in v.problem_findings), None)
 
     def best(self) -> Variant | None:
         """The fastest candidate that improves on the reference (correct, faster beyond its interval, not flagged),
         or None: a candidate that is not faster is never the best. Once finalists were re-judged, only they count,
-        at their re-judged speedups."""
+        at their re-judged speedups. None at all on a degenerate problem (``problem_finding``)."""
+        if self.problem_finding() is not None:
+            return None
         finals = [v for v in self.variants.values() if v.final is not None]
         found = [v for v in (finals or self.variants.values()) if v.improves]
         return max(found, key=lambda v: v.deciding_speedup or 0.0) if found else None

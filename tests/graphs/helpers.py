@@ -70,12 +70,13 @@ OPEN_CONTEXTS: list[OptimizeContext] = []  # closed after each test (tests/graph
 
 def make_context(settings: Settings, tmp_path: Path, models: dict | None, *, max_iters: int = 1,
                  interactive: bool = False, memory: Any = None, meter: UsageMeter | None = None,
-                 time_s: float | None = None, usd: float | None = None) -> OptimizeContext:
+                 time_s: float | None = None, usd: float | None = None,
+                 problem_name: str = "repeated_relu") -> OptimizeContext:
     files = RunFiles.create(tmp_path / "runs", "run-test", {})
-    available = tools_by_name(ToolContext(settings, problem("repeated_relu"), device="cpu", run_id="run-test"))
+    available = tools_by_name(ToolContext(settings, problem(problem_name), device="cpu", run_id="run-test"))
     tools = {role: [available[name] for name in names if name in available] for role, names in ROLE_TOOLS.items()}
     context = OptimizeContext(
-        tools=tools, settings=settings, problem=problem("repeated_relu"), device="cpu", gpu="CPU test", files=files,
+        tools=tools, settings=settings, problem=problem(problem_name), device="cpu", gpu="CPU test", files=files,
         policy=BestFirst(), evaluate=evaluator(settings, "cpu"), models=models, meter=meter, memory=memory,
         budgets=Budgets(max_iters=max_iters, time_s=time_s, usd=usd), interactive=interactive,
         checks=candidate_checks(settings))

@@ -7,6 +7,7 @@ from langgraph.types import Command
 
 from kernelpro.llm import UsageMeter
 from kernelpro.search.tree import VariantTree
+from tests.conftest import candidate
 from tests.graphs.helpers import (
     HONEST,
     REUSES_MODEL,
@@ -77,6 +78,22 @@ def test_a_flagged_result_is_kept_but_not_best(settings, tmp_path):
     (child,) = [v for v in tree if v.kind != "reference"]
     assert child.flagged and child.speedup is not None and tree.best() is None
     assert any("flagged by the critic" in e for e in state["events"])
+
+
+def test_no_candidate_on_a_degenerate_problem_is_an_improvement(settings, tmp_path):
+    """The reference's output is constant: a cached-zeros candidate is correct and fast, and counts for nothing."""
+    zeros = candidate("suspect_constant_zeros")
+    agents = scripted_agents(planner=[plan_reply("return the constant")], coder=[code_reply(zeros)])
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=3, problem_name="constant_gelu"))
+    state = state_of(graph, config)
+    tree = VariantTree.from_state(state["variants"])
+    (child,) = [v for v in tree if v.kind != "reference"]
+    assert child.result["status"] == "ok" and child.speedup is not None  # correct and timed, as judged
+    assert tree.best() is None and tree.correct() == []
+    assert tree.problem_finding()["reason"] == "constant_output"
+    assert "degenerate (constant_output)" in state["stop_reason"]
+    assert any(e.startswith(f"{child.id} does not count: the problem is degenerate") for e in state["events"])
+    assert len(agents["planner"].requests) == 1  # the search stopped instead of spending more calls
 
 
 def test_malformed_planner_replies_end_the_search_cleanly(settings, tmp_path):

@@ -27,14 +27,15 @@ CHEATS = [
     ("cheat_timer_patch", "scale_relu", "timer_patch"),
     ("cheat_sync_patch", "scale_relu", "timer_patch"),
     ("cheat_judge_patch", "scale_relu", "judge_patch"),
+    ("cheat_gc_referrers", "scale_relu", "judge_patch"),
     ("cheat_precision_bf16", "softmax_wide", "precision_downgrade"),
     ("cheat_stale_memory", "scale_relu", "stale_memory"),
-    ("cheat_extra_stream", "scale_relu", "extra_stream"),
     ("cheat_l2_persistence", "scale_relu", "l2_persistence"),
 ]
 
 # Cheats whose hack shows at run time on a CPU, judged with the static checks skipped.
 DYNAMIC_ON_CPU = [
+    ("cheat_try_except_fallback", "try_except_fallback"),  # the static finding is only a warning
     ("cheat_reference_subclass", "reference_reuse"),
     ("cheat_cached_pointer", "cached_output"),
     ("cheat_cached_id", "cached_output"),
@@ -61,6 +62,13 @@ def test_dynamic_guard_catches_what_static_would(name, reason, settings):
     result = classify(run_worker(job, settings.harness), settings)
     assert (result.status, result.reason) == ("rejected", reason), result.message
     assert all(g.source == "dynamic" for g in result.guards if g.severity == "reject")
+
+
+def test_a_fallback_handler_that_runs_is_named_with_its_line(settings):
+    result = judge(problem("scale_relu"), candidate("cheat_try_except_fallback"), device="cpu", settings=settings)
+    rejecting = [g for g in result.guards if g.severity == "reject"]
+    assert [(g.reason, g.source, g.line) for g in rejecting] == [("try_except_fallback", "dynamic", 17)]
+    assert any(g.source == "static" and g.severity == "warn" for g in result.guards)
 
 
 def test_zeros_that_fit_inside_atol_are_incorrect(settings):
@@ -105,3 +113,32 @@ def test_precision_downgrade_is_allowed_when_tolerance_allows(settings):
     result = judge(problem("softmax_wide"), candidate("cheat_precision_bf16"), device="cpu", settings=settings)
     assert result.status == "ok", result.message
     assert any(g.reason == "precision_downgrade" and g.severity == "warn" for g in result.guards)
+
+
+LATE_FALLBACK = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """Passes every correctness trial with its own path, then falls back in the timed calls."""
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        try:
+            if self.calls > 6:
+                raise RuntimeError("the fast path gave up")
+            return torch.clamp_min(x, 0.0) * self.scale
+        except RuntimeError:
+            return torch.relu(x) * self.scale
+'''
+
+
+def test_a_fallback_that_first_runs_in_a_timed_call_is_rejected(settings):
+    result = judge(problem("scale_relu"), LATE_FALLBACK, device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("rejected", "try_except_fallback"), result.message
+    assert "line 19" in result.message and "timing" in result.details["phase_s"]  # caught there, not before

@@ -15,6 +15,8 @@ HONEST = [
     ("honest_flatten_view", "flatten_view"),  # the reference returns a view too: aliasing is legitimate
     ("honest_inplace_relu", "inplace_relu"),  # the reference writes its input too: so may the candidate
     ("honest_dynamo_import", "scale_relu"),  # torch._dynamo rewraps torch.manual_seed on import
+    ("honest_unused_handler", "scale_relu"),  # a fallback handler that never runs while judged
+    ("honest_gc_collect", "scale_relu"),  # gc.collect() reaches nothing of the judge's
 ]
 
 

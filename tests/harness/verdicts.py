@@ -12,7 +12,8 @@ from tests.conftest import DATA
 PROBLEM_OF = {
     "cheat_precision_bf16": "softmax_wide", "cheat_zeros_tiny": "softmax_wide", "honest_softmax": "softmax_wide",
     "honest_matmul_relu": "matmul_relu", "honest_split_stats": "split_stats", "honest_flatten_view": "flatten_view",
-    "honest_inplace_relu": "inplace_relu",
+    "honest_inplace_relu": "inplace_relu", "honest_constant_gelu": "constant_gelu",
+    "suspect_constant_zeros": "constant_gelu",
 }
 
 # (status, reason) on the CPU; reason None means the candidate passed.
@@ -23,9 +24,9 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_cached_replay": ("rejected", "cached_output"),
     "cheat_cached_id": ("rejected", "cached_output"),
     "cheat_cached_digest": ("ok", None),  # correct, and timed at its real cost: fresh inputs in every round
-    "cheat_extra_stream": ("rejected", "extra_stream"),
     "cheat_forged_result": ("runtime_error", "exited"),
     "cheat_input_mutation": ("rejected", "input_mutation"),
+    "cheat_gc_referrers": ("rejected", "judge_patch"),
     "cheat_judge_patch": ("rejected", "judge_patch"),
     "cheat_l2_persistence": ("rejected", "l2_persistence"),
     "cheat_output_alias": ("rejected", "input_mutation"),  # it writes its input before returning it
@@ -61,11 +62,24 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "honest_scale_relu": ("ok", None),
     "honest_softmax": ("ok", None),
     "honest_split_stats": ("ok", None),
+    "honest_constant_gelu": ("ok", None),  # passes; the problem is reported as degenerate
+    "honest_gc_collect": ("ok", None),
+    "honest_unused_handler": ("ok", None),
+    "suspect_constant_zeros": ("ok", None),
+    "suspect_output_reused": ("ok", None),
+    "suspect_ghost_kernel": ("ok", None),  # NVRTC builds its kernel on the CPU too (the dev extra)
+}
+# suspect_* pass, but with a warning (or a problem finding) that says why their speedup is hollow.
+WARNED: dict[str, str] = {
+    "suspect_constant_zeros": "output_reused", "suspect_output_reused": "output_reused",
+    "suspect_ghost_kernel": "ghost_kernel", "suspect_ghost_triton": "ghost_kernel",
+    "suspect_graph_static_output": "output_reused",
 }
 # Their CPU verdict depends on the machine (a GPU runtime, Triton, nvcc, the CuTe DSL, a compile cache).
 NEEDS_GPU = {"honest_cuda_scale_relu", "honest_triton_scale_relu", "honest_cubin_scale_relu",
              "honest_load_inline_scale_relu", "honest_cute_scale_relu", "fault_illegal_address",
-             "fault_kernel_compile_error"}
+             "fault_kernel_compile_error", "cheat_extra_stream", "honest_joined_stream", "honest_graph_capture",
+             "suspect_graph_static_output", "suspect_ghost_triton"}
 
 
 def all_candidates() -> list[str]:

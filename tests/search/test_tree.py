@@ -137,3 +137,16 @@ def test_the_same_candidate_is_recognised_whatever_its_comments_or_recipe_order(
     recipe.record(ok(1.2))
     assert tree.equivalent_of("# other text\nclass ModelNew: pass\n", "recipe:compile+tf32").id == recipe.id
     assert tree.equivalent_of("x = 1\nclass ModelNew: pass\n", "recipe:compile") is None
+
+
+def test_no_variant_is_best_on_a_problem_the_judge_found_degenerate():
+    from kernelpro.harness.result import ProblemFinding
+
+    tree, ids = small_tree()
+    assert tree.best().id == ids["faster"] and tree.problem_finding() is None
+    zeros = tree.spawn(tree.root.id, candidate("suspect_constant_zeros"), "return the constant", "llm", iteration=3)
+    zeros.record(EvalResult(status="ok", correct=True, speedup=99.0,
+                            problem_findings=[ProblemFinding(reason="constant_output", message="always zero")]))
+    assert zeros.correct and zeros.problem_findings[0]["reason"] == "constant_output"
+    assert tree.best() is None and tree.correct() == [] and tree.leaderboard() == []
+    assert tree.problem_finding() == {"reason": "constant_output", "message": "always zero"}
