@@ -1,7 +1,7 @@
 """One candidate call under the CUDA profiler: what ran on which stream, and when the caller's stream got past it.
 
 The judge plants two marker kernels on the caller's (current) stream, one just before the call and one just
-after it returns. The opening marker tells which id the profiler gave that stream. The closing marker starts
+after it returns, and holds the caller's stream (a spin kernel) while the call is issued. The opening marker tells which id the profiler gave that stream. The closing marker starts
 only once everything the caller's stream was ordered to wait for has finished: its own work and, through
 ``wait_stream``/``wait_event``, any side stream's work joined to it. Side-stream work that ends after the
 closing marker starts was not waited for: the output races its consumer (``extra_stream``). Side-stream work
@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 GPU_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+HOLD_CYCLES = 50_000_000  # about 25 ms at 2 GHz: longer than issuing any but the largest models takes
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,10 @@ def trace_call(fn: Callable[..., Any], args: list[Any]) -> CallTrace:
     marker = torch.empty(1, device="cuda")
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         marker.fill_(7.0)
+        # Hold the caller's stream while the call is issued: a side stream that waits for it (as it must, to read
+        # the inputs) then starts together with the closing marker, so any of its work that the caller's stream
+        # does not wait for ends after that marker starts, however short it is.
+        torch.cuda._sleep(HOLD_CYCLES)
         fn(*args)
         marker.fill_(8.0)
         torch.cuda.synchronize()
