@@ -1,12 +1,13 @@
 """One candidate call under the CUDA profiler: what ran on which stream, and when the caller's stream got past it.
 
 The judge plants two marker kernels on the caller's (current) stream, one just before the call and one just
-after it returns, and holds the caller's stream (a spin kernel) while the call is issued. The opening marker tells which id the profiler gave that stream. The closing marker starts
-only once everything the caller's stream was ordered to wait for has finished: its own work and, through
-``wait_stream``/``wait_event``, any side stream's work joined to it. Side-stream work that ends after the
-closing marker starts was not waited for: the output races its consumer (``extra_stream``). Side-stream work
-that happens to end earlier without a join is not caught here; the clock's device-wide completion check still
-times it.
+after it returns, and holds the caller's stream (a spin kernel) while the call is issued. The opening marker
+tells which id the profiler gave that stream. The closing marker starts only once everything the caller's
+stream was ordered to wait for has finished: its own work and, through ``wait_stream``/``wait_event``, any
+side stream's work joined to it. Side-stream work that ends after the closing marker starts was not waited
+for: the output races its consumer (``extra_stream``). Side-stream work that ends earlier without a join (it
+does not wait for the caller's stream either) is not caught here; the clock's device-wide completion check
+still times it.
 """
 
 from __future__ import annotations
