@@ -239,6 +239,8 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "cri
                       result=result.model_dump(mode="json"),
                       speedup=result.speedup if result.status == "ok" and result.correct else None,
                       iteration=state.get("iteration", 0) + 1, compile_fixes=[tuple(f) for f in draft["fixes"]])
+    if twin is not None:  # its profile too: profiling the same code again would only spend GPU time
+        variant.diagnosis, variant.findings = twin.diagnosis, list(twin.findings)
     tree.add(variant)
     ctx.files.record_result(variant.id, result, {"iteration": variant.iteration, "parent": variant.parent_id,
                                                  "idea": variant.idea, "origin": variant.origin,
@@ -258,7 +260,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "cri
         why = f"the problem is degenerate ({found.reason}): {found.message}"
         return Command(goto="finish", update={**update, "events": [event, f"{variant.id} does not count: {why}"],
                                               "stop_reason": why})
-    nxt = "profile" if result.status == "ok" and ctx.profile is not None else "critique"
+    nxt = "profile" if result.status == "ok" and ctx.profile is not None and twin is None else "critique"
     return Command(goto=nxt, update=update)
 
 
