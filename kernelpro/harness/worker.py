@@ -33,9 +33,28 @@ def address_space_mb() -> int:
 
 
 def limit_address_space(extra_mb: int) -> None:
-    """Cap virtual memory at what the worker has now plus ``extra_mb``: a memory bomb fails fast."""
+    """Cap virtual memory at what the worker has now plus ``extra_mb``: a memory bomb fails fast. Never above
+    the hard limit the worker inherited (``ulimit -v``), which only a privileged process could raise."""
     limit = (address_space_mb() + extra_mb) << 20
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def isolate(job: dict[str, Any]) -> dict[str, Any]:
+    """Wall this worker in (``isolation.isolate_worker``) before any thread starts or candidate code runs; what
+    it got is returned and shown in each verdict's ``details.isolation``. With ``harness.require_isolation``,
+    a worker missing any protection stops here with the reason."""
+    from kernelpro.harness.isolation import isolate_worker
+
+    protections = isolate_worker(job["harness"].get("isolate", True))
+    if job["harness"].get("require_isolation") and protections.missing:
+        sys.stderr.write("harness.require_isolation is set, but this worker lacks: "
+                         + "; ".join(f"{name} ({why})" for name, why in protections.missing.items()) + "\n")
+        sys.stderr.flush()
+        os._exit(3)
+    return protections.as_dict()
 
 
 def prepare_device(device: str, gpu_memory_fraction: float) -> None:
@@ -132,6 +151,8 @@ def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit) -> Any:
                           message="the evaluation itself failed: "
                                   + "".join(traceback.format_exception_only(type(exc), exc)).strip())
     result.details["phase_s"] = evaluation.close_phases()
+    if "isolation" in job:
+        result.details["isolation"] = job["isolation"]
     return result
 
 
@@ -139,6 +160,7 @@ def main() -> None:
     result_fd = int(sys.argv[1])
     job: dict[str, Any] = json.loads(sys.stdin.read())
     nonce = job.pop("nonce")
+    job["isolation"] = isolate(job)
     channel = os.fdopen(result_fd, "w", buffering=1)
 
     def emit(message: dict[str, Any]) -> None:
