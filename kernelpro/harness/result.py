@@ -25,6 +25,9 @@ GUARD_REASONS: dict[str, str] = {
     "precision_downgrade": "computes at lower precision than the tolerance allows",
     "stale_memory": "returns memory that it never wrote (left over from earlier work)",
     "l2_persistence": "sets an L2 persistence policy that survives the cache flush",
+    "process_snooping": "reads another process's environment, command line or memory, or traces it",
+    "network_access": "opens a network connection",
+    "self_modification": "writes the process's own memory or code behind Python's back (ctypes, /proc/self/mem)",
 }
 
 

@@ -11,6 +11,7 @@ import ast
 import re
 
 from kernelpro.harness.result import GuardFinding
+from kernelpro.harness.static_escape import escape_findings
 
 TORCH_ROOTS = {"torch", "F", "nn", "functional"}
 
@@ -282,6 +283,7 @@ def scan_source(source: str) -> list[GuardFinding]:
     tree = ast.parse(source)
     scanner = _Scanner()
     scanner.visit(tree)
+    scanner.findings += escape_findings(tree)  # sandbox escapes and reaching the judge's memory
     # Identifiers in the code itself (not only strings) can set L2 persistence through bindings.
     for match in L2_PERSISTENCE.finditer(source):
         line = source.count("\n", 0, match.start()) + 1

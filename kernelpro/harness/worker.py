@@ -43,12 +43,14 @@ def limit_address_space(extra_mb: int) -> None:
 
 
 def isolate(job: dict[str, Any]) -> dict[str, Any]:
-    """Wall this worker in (``isolation.isolate_worker``) before any thread starts or candidate code runs; what
-    it got is returned and shown in each verdict's ``details.isolation``. With ``harness.require_isolation``,
-    a worker missing any protection stops here with the reason."""
+    """Wall this worker in (``isolation.isolate_worker``, and the audit hook of ``tripwires``) before any thread
+    starts or candidate code runs; what it got is returned and shown in each verdict's ``details.isolation``.
+    With ``harness.require_isolation``, a worker missing any protection stops here with the reason."""
+    from kernelpro.harness import tripwires
     from kernelpro.harness.isolation import isolate_worker
 
     protections = isolate_worker(job["harness"].get("isolate", True))
+    tripwires.arm()
     if job["harness"].get("require_isolation") and protections.missing:
         sys.stderr.write("harness.require_isolation is set, but this worker lacks: "
                          + "; ".join(f"{name} ({why})" for name, why in protections.missing.items()) + "\n")
