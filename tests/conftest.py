@@ -29,4 +29,5 @@ def settings(tmp_path, monkeypatch) -> Settings:
     s.harness.timing_trials = 10
     s.harness.min_timing_trials = 5
     s.harness.timeout_s = 60
+    s.harness.timeout_floor_s = 60  # a slow fault (a memory bomb on a busy host) keeps its own verdict
     return s
