@@ -30,6 +30,7 @@ from kernelpro.harness.worker import (
     evaluate_job,
     isolate,
     limit_address_space,
+    missing_walls,
     poison_allocations,
     prepare_device,
     settle_lazy_patches,
@@ -159,6 +160,9 @@ def main() -> None:
     setup: dict[str, Any] = json.loads(jobs.readline())
     channel.nonce = setup["nonce"]
     isolation = isolate(setup)
+    if refusal := missing_walls(setup, isolation):
+        sys.stderr.write(refusal + "\n")
+        os._exit(3)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     die_with_parent()
     poison_allocations()  # inherited by the forks that judge CPU jobs

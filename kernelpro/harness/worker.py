@@ -44,19 +44,21 @@ def limit_address_space(extra_mb: int) -> None:
 
 def isolate(job: dict[str, Any]) -> dict[str, Any]:
     """Wall this worker in (``isolation.isolate_worker``, and the audit hook of ``tripwires``) before any thread
-    starts or candidate code runs; what it got is returned and shown in each verdict's ``details.isolation``.
-    With ``harness.require_isolation``, a worker missing any protection stops here with the reason."""
+    starts or candidate code runs; what it got is returned and shown in each verdict's ``details.isolation``."""
     from kernelpro.harness import tripwires
     from kernelpro.harness.isolation import isolate_worker
 
     protections = isolate_worker(job["harness"].get("isolate", True))
     tripwires.arm()
-    if job["harness"].get("require_isolation") and protections.missing:
-        sys.stderr.write("harness.require_isolation is set, but this worker lacks: "
-                         + "; ".join(f"{name} ({why})" for name, why in protections.missing.items()) + "\n")
-        sys.stderr.flush()
-        os._exit(3)
     return protections.as_dict()
+
+
+def missing_walls(job: dict[str, Any], isolation: dict[str, Any]) -> str | None:
+    """Why this worker must not judge, under ``harness.require_isolation``, or None."""
+    if not job["harness"].get("require_isolation") or not isolation["missing"]:
+        return None
+    return ("harness.require_isolation is set, but this worker lacks: "
+            + "; ".join(f"{name} ({why})" for name, why in isolation["missing"].items()))
 
 
 def prepare_device(device: str, gpu_memory_fraction: float) -> None:
@@ -174,6 +176,12 @@ def main() -> None:
     poison_allocations()
     apply_job_environment(job)
     emit({"phase": "start"})
+    if refusal := missing_walls(job, job["isolation"]):
+        from kernelpro.harness.result import EvalResult
+
+        refused = EvalResult(status="runtime_error", reason="worker_error", message=refusal)
+        emit({"result": refused.model_dump(mode="json")})
+        os._exit(0)
     # Import the judge before the candidate can run: timing binds its clocks at import.
     import kernelpro.harness.evaluate  # noqa: F401
 

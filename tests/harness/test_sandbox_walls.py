@@ -195,3 +195,20 @@ def test_the_kernel_refuses_a_write_to_the_workers_own_memory(settings):
     result = judged_past_static_checks("", settings, NATIVE_SELF_MEM)
     assert (result.status, result.reason) == ("rejected", "self_modification"), result.message
     assert "/proc/self/mem" in result.message
+
+
+@pytest.mark.parametrize("mode", ["fresh", "persistent"])
+def test_a_worker_without_its_walls_refuses_to_judge_when_they_are_required(mode, settings):
+    settings.harness.worker_mode = mode
+    settings.harness.isolate = False
+    settings.harness.require_isolation = True
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("runtime_error", "worker_error"), result.message
+    assert "harness.require_isolation is set" in result.message and "harness.isolate is off" in result.message
+
+
+def test_without_isolation_the_worker_says_so(settings):
+    settings.harness.isolate = False
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.details["isolation"] == {"applied": [], "missing": {"all": "harness.isolate is off"}}

@@ -24,6 +24,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_extra_stream": ("rejected", "extra_stream"),
     "cheat_forged_result": ("runtime_error", "exited"),
     "cheat_frame_walk": ("rejected", "judge_patch"),
+    "cheat_freed_memory_timed": ("rejected", "stale_memory"),
     "cheat_gc_expected": ("rejected", "judge_patch"),
     "cheat_loopback": ("rejected", "network_access"),
     "cheat_loopback_hidden": ("rejected", "network_access"),
