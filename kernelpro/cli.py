@@ -111,7 +111,7 @@ def doctor() -> None:
     """Report what this machine has: GPUs, CUDA tools, Nsight Compute, Triton, torch, the LLM provider, and which
     walls the sandbox gets here (tried in a worker-like process)."""
     from kernelpro.environment import probe_environment
-    from kernelpro.harness.isolation import isolation_checks
+    from kernelpro.harness.isolation_probe import isolation_checks
 
     checks = probe_environment(load_settings()) + isolation_checks()
     table = Table(title="kernelpro doctor", show_lines=False)

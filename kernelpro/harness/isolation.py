@@ -7,9 +7,10 @@ it unprivileged:
 - in new **user, network, PID and mount namespaces**: no network interface but a loopback that is down, so
   no connection anywhere; no capability over any process outside; and a ``/proc`` of its own, in which no
   process outside the worker exists (no ancestor's ``environ``, ``cmdline`` or ``mem`` to open);
-- in a **Landlock** domain: no ``ptrace``-class access to any process outside it (their
-  ``/proc/<pid>/environ``, ``mem``, ``maps``; ``ptrace`` itself), no signals or abstract Unix sockets
-  outside it, no TCP bind or connect, and no writes under ``/proc`` (``/proc/self/mem`` included).
+- in a **Landlock** domain: no ``ptrace`` of and no ``/proc/<pid>/mem`` of any process outside it (Landlock
+  leaves their ``environ`` and ``maps`` readable: hiding those takes the PID namespace or, for the judge,
+  ``hide_this_process`` with the user namespace), no signals or abstract Unix sockets outside it, no TCP bind
+  or connect, and no writes under ``/proc`` (``/proc/self/mem`` included).
 
 ``hide_this_process`` makes a process that holds credentials (the judge, the CLI) undumpable, so a process
 of the same user without ``CAP_SYS_PTRACE`` cannot read its environment or memory either. Everything here is
@@ -20,19 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import errno
-import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
-
-if TYPE_CHECKING:
-    from kernelpro.environment import Check
+from typing import NoReturn
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -50,7 +43,6 @@ LANDLOCK_ACCESS_NET_BIND_TCP, LANDLOCK_ACCESS_NET_CONNECT_TCP = 1 << 0, 1 << 1
 LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL = 1 << 0, 1 << 1
 # Top-level directories a worker may not write beneath (everything else stays writable as before).
 NO_WRITE_ROOTS = {"proc"}
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -234,61 +226,3 @@ def isolate_worker(enabled: bool = True) -> Protections:
         _become_init(protections)
     enter_landlock(protections)  # last: writing the user namespace's maps is a write under /proc
     return protections
-
-
-# -- what this machine gives, for ``kernelpro doctor`` ----------------------------------------------------------
-
-def _probe_child(port: int, judge: int) -> dict[str, object]:
-    """In a fresh process: isolate, then try what a snooping candidate would. Run as ``python -m`` this module."""
-    protections = isolate_worker()
-    result: dict[str, object] = protections.as_dict()
-    try:
-        with open(f"/proc/{judge}/environ", "rb") as file:
-            file.read(1)
-        result["parent_environ"] = "readable"
-    except OSError as exc:
-        result["parent_environ"] = ("not visible" if exc.errno == errno.ENOENT
-                                    else f"denied ({errno.errorcode.get(exc.errno, exc.errno)})")
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=2):
-            result["loopback"] = "connected"
-    except OSError as exc:
-        result["loopback"] = f"refused ({errno.errorcode.get(exc.errno or 0, exc.errno) if exc.errno else exc})"
-    return result
-
-
-def probe_worker_isolation(timeout_s: float = 20.0) -> dict[str, object]:
-    """Start a process that isolates itself as a worker does and report what it got and what it could reach:
-    this process's environment (with this process undumpable, as the judge is) and a loopback server."""
-    hide_this_process()
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        port = server.getsockname()[1]
-        try:
-            proc = subprocess.run([sys.executable, "-m", "kernelpro.harness.isolation", str(port), str(os.getpid())],
-                                  capture_output=True, text=True, timeout=timeout_s, check=False,
-                                  env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": PACKAGE_ROOT})
-        except (OSError, subprocess.SubprocessError) as exc:
-            return {"error": f"the probe did not run: {exc}"}
-    try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"error": f"the probe failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"}
-
-
-def isolation_checks() -> list[Check]:
-    """``kernelpro doctor``'s lines on the sandbox: what a worker gets here, and what a snoop could reach."""
-    from kernelpro.environment import Check
-
-    found = probe_worker_isolation()
-    if "error" in found:
-        return [Check("sandbox", False, str(found["error"]))]
-    applied = ", ".join(found["applied"]) or "nothing"  # type: ignore[arg-type]
-    missing = "; ".join(f"no {name}: {why}" for name, why in found["missing"].items())  # type: ignore[union-attr]
-    snoop = f"judge's environment {found['parent_environ']}, loopback {found['loopback']}"
-    safe = found["parent_environ"] != "readable" and str(found["loopback"]).startswith("refused")
-    return [Check("sandbox", safe, f"{applied}{'; ' + missing if missing else ''}"),
-            Check("sandbox test", safe, snoop)]
-
-
-if __name__ == "__main__":
-    print(json.dumps(_probe_child(int(sys.argv[1]), int(sys.argv[2]))))

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from kernelpro.harness.isolation import probe_worker_isolation
+from kernelpro.harness.isolation_probe import probe_worker_isolation
 from kernelpro.harness.judge import classify, judge, make_job
 from kernelpro.harness.sandbox import run_worker
 from tests.conftest import candidate, problem
