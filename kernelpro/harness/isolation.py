@@ -5,7 +5,8 @@ an attacker's process. Before any candidate code runs, ``isolate_worker`` puts i
 it unprivileged:
 
 - in new **user, network, PID and mount namespaces**: no network interface but a loopback that is down, so
-  no connection anywhere; no capability over any process outside; and a ``/proc`` of its own, in which no
+  no connection anywhere; no capability over any process outside (the kernel then refuses it ptrace-class
+  access, ``environ`` and ``mem``, to every process outside); and a ``/proc`` of its own, in which no
   process outside the worker exists (no ancestor's ``environ``, ``cmdline`` or ``mem`` to open);
 - in a **Landlock** domain: no ``ptrace`` of and no ``/proc/<pid>/mem`` of any process outside it (Landlock
   leaves their ``environ`` and ``maps`` readable: hiding those takes the PID namespace or, for the judge,

@@ -212,3 +212,29 @@ def test_without_isolation_the_worker_says_so(settings):
     result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
     assert result.status == "ok", result.message
     assert result.details["isolation"] == {"applied": [], "missing": {"all": "harness.isolate is off"}}
+
+
+UNDUMPABLE = """
+import ctypes
+
+from kernelpro.config import Settings
+from kernelpro.harness.pipeline import Pipeline
+
+prctl = ctypes.CDLL(None).prctl
+before = prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+with Pipeline("cpu", Settings()):
+    print(before, prctl(3, 0, 0, 0, 0))
+"""
+
+
+def test_the_judge_is_undumpable_once_it_judges(tmp_path):
+    """Its environment may hold a provider's key: no other process of its user may read it (a fresh judge
+    process, since this one has already been made undumpable by the probe)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", UNDUMPABLE], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    assert proc.stdout.split() == ["1", "0"], proc.stderr[-2000:]
