@@ -86,11 +86,12 @@ def hide_this_process() -> bool:
 
 
 def enter_namespaces(protections: Protections) -> bool:
-    """New user, network, PID and mount namespaces for this (single-threaded) process, the user mapped to
-    itself. Returns whether a PID namespace was made: then the caller must fork (``_become_init``)."""
+    """New user, network and mount namespaces for this (single-threaded) process, the user mapped to itself,
+    and a PID namespace for its children where a /proc of its own can be mounted there. Returns whether the PID
+    namespace was made: then the caller must fork (``_become_init``)."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWNS) == 0:
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
         try:
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"{uid} {uid} 1")
@@ -99,16 +100,48 @@ def enter_namespaces(protections: Protections) -> bool:
             protections.missing["user namespace"] = f"mapping the user failed: {exc.strerror}"
         else:
             protections.applied.append("user namespace")
-        protections.applied.append("network namespace")
-        return True
-    protections.missing["user namespace"] = f"unshare(CLONE_NEWUSER) failed: {_error()}"
-    # Without a user namespace these need CAP_SYS_ADMIN (a worker run as root has it).
-    if libc.unshare(CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWNS) == 0:
-        protections.applied.append("network namespace")
-        return True
-    protections.missing["network namespace"] = f"unshare(CLONE_NEWNET) failed: {_error()}"
-    protections.missing["pid namespace"] = "no namespaces"
-    return False
+    else:
+        protections.missing["user namespace"] = f"unshare(CLONE_NEWUSER) failed: {_error()}"
+        # Without a user namespace these need CAP_SYS_ADMIN (a worker run as root has it).
+        if libc.unshare(CLONE_NEWNET | CLONE_NEWNS) != 0:
+            protections.missing["network namespace"] = f"unshare(CLONE_NEWNET) failed: {_error()}"
+            protections.missing["pid namespace"] = "no namespaces"
+            return False
+    protections.applied.append("network namespace")
+    # Without a /proc of its own a PID namespace would mislead (psutil would take the host's init for the
+    # worker), so it is made only where a trial child could mount one.
+    if not _proc_of_its_own_works():
+        protections.missing["pid namespace"] = "no /proc of its own can be mounted here (a masked /proc?)"
+        return False
+    if libc.unshare(CLONE_NEWPID) != 0:
+        protections.missing["pid namespace"] = f"unshare(CLONE_NEWPID) failed: {_error()}"
+        return False
+    return True
+
+
+def _mount_own_proc() -> bool:
+    """Private mounts first, so the new /proc is seen by this mount namespace only."""
+    libc = _libc()
+    return libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0 and libc.mount(
+        b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None) == 0
+
+
+def _proc_of_its_own_works() -> bool:
+    """Whether a child in PID and mount namespaces of its own can mount its /proc (tried, then thrown away)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if _libc().unshare(CLONE_NEWPID | CLONE_NEWNS) == 0:
+                inner = os.fork()
+                if inner == 0:
+                    os._exit(0 if _mount_own_proc() else 1)
+                status = os.waitpid(inner, 0)[1]
+                code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+        finally:
+            os._exit(code)
+    status = os.waitpid(pid, 0)[1]
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def _become_init(protections: Protections) -> None:
@@ -118,14 +151,11 @@ def _become_init(protections: Protections) -> None:
     child = os.fork()
     if child:
         _supervise(child, judge)
-    libc = _libc()
-    # Private mounts first, so the new /proc is seen by this namespace only.
-    if libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0 and libc.mount(
-            b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None) == 0:
+    if _mount_own_proc():
         protections.applied.append("pid namespace")
-    else:
-        protections.missing["pid namespace"] = f"mounting its own /proc failed ({_error()}): other processes' " \
-                                               "/proc entries stay visible"
+    else:  # the trial said it would work; should it not, no process in here may trust /proc
+        os.write(2, f"kernelpro worker: mounting its own /proc failed ({_error()})\n".encode())
+        os._exit(70)
 
 
 def _supervise(child: int, judge: int) -> NoReturn:
