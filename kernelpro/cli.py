@@ -125,10 +125,12 @@ def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect:
 
 @app.command()
 def doctor() -> None:
-    """Report what this machine has: GPUs, CUDA tools, Nsight Compute, Triton, torch, the LLM provider."""
+    """Report what this machine has: GPUs, CUDA tools, Nsight Compute, Triton, torch, the LLM provider, and which
+    walls the sandbox gets here (tried in a worker-like process)."""
     from kernelpro.environment import probe_environment
+    from kernelpro.harness.isolation_probe import isolation_checks
 
-    checks = probe_environment(load_settings())
+    checks = probe_environment(load_settings()) + isolation_checks()
     table = Table(title="kernelpro doctor", show_lines=False)
     table.add_column("check")
     table.add_column("")
@@ -287,6 +289,9 @@ _register_commands()
 
 
 def main() -> None:
+    from kernelpro.harness.isolation import hide_this_process
+
+    hide_this_process()  # it may hold a provider's key: no other process of this user may read its memory
     app()
 
 

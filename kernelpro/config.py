@@ -46,7 +46,15 @@ class HarnessSettings(BaseModel):
     """How the judge checks and times one candidate."""
 
     timeout_s: float = 300.0
-    """Wall-time limit for one candidate's worker process (load, checks and timing together)."""
+    """Wall-time limit for one candidate's worker process (load, checks and timing together), and the cap of the
+    limit that ``timeout_floor_s`` and ``timeout_reference_factor`` derive from the reference's speed."""
+    timeout_floor_s: float = 30.0
+    """Once the candidate is built and its first call begins, it has at least this long to finish every call
+    the judge makes (compiles in ``__init__`` or at import still have ``timeout_s``)."""
+    timeout_reference_factor: float = 10.0
+    """...and at most this many times what every planned call would take at the reference's speed (its first
+    call, timed in the worker), within ``timeout_s``: a hang on a millisecond problem ends after the floor,
+    while a model that takes seconds a call still gets the time it needs."""
     memory_limit_mb: int = 16384
     """Host memory the worker may use on top of what it holds after importing torch."""
     gpu_memory_fraction: float = 0.9
@@ -102,6 +110,12 @@ class HarnessSettings(BaseModel):
     ghost_kernel_rejects: bool = False
     """A candidate that builds a custom kernel and never runs it while judged is rejected (``ghost_kernel``), not
     only warned about."""
+    isolate: bool = True
+    """Put each worker in new user, network, PID and mount namespaces and a Landlock domain, where the kernel
+    allows them unprivileged, and make the judge's process undumpable (see ``harness/isolation.py``); the
+    verdict's ``details.isolation`` lists what a worker got."""
+    require_isolation: bool = False
+    """Refuse to judge in a worker that did not get every protection ``isolate`` asks for."""
     gpu_devices: list[int] | None = None
     """CUDA device indices to judge on, one worker each, when the device is ``cuda``; None: every visible GPU."""
 

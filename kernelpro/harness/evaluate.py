@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import cpu_load, cuda_driver, energy, integrity, precision, stats
+from kernelpro.harness import cpu_load, cuda_driver, energy, integrity, precision, stats, tripwires, walls
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness.call_trace import trace_call
 from kernelpro.harness.compare import (
@@ -82,7 +82,11 @@ class Evaluation:
         seed = self.job["seeds"]["init"]
         self.reference = build(ref_module.Model, init_inputs, seed, self.device, self.workdir / "reference.py",
                                failure_reason="reference_failed")
-        warm = self.reference_outputs(self.make_inputs(self.job["seeds"]["correctness"][0]))
+        warm_inputs = self.make_inputs(self.job["seeds"]["correctness"][0])
+        called = time.perf_counter()
+        warm = self.reference_outputs(warm_inputs)
+        self.emit({"reference_call_s": time.perf_counter() - called})  # the judge fits its time limit to it
+        del warm_inputs
         self.output_sizes = [leaf.untyped_storage().nbytes() for _, leaf in flatten(warm)
                              if isinstance(leaf, torch.Tensor)]
         del warm
@@ -277,7 +281,7 @@ class Evaluation:
 
     def after_candidate_call(self) -> None:
         found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
-        found += self.activity.leftovers()
+        found += self.activity.leftovers() + tripwires.tripped()
         found += self.checks.after_call(self.findings)
         if self.device.type == "cuda":
             l2 = dyn.l2_persistence_raised(self.l2_baseline)
@@ -378,6 +382,8 @@ class Evaluation:
         except torch.OutOfMemoryError as exc:
             raise self._failure(who, "gpu_out_of_memory", str(exc).split("\n")[0]) from None
         except BaseException as exc:  # noqa: BLE001
+            if who == "candidate" and (hit := walls.findings_for(exc)):
+                self.reject(*hit)
             text = short_traceback(exc, str(self.workdir / f"{who}.py"))
             reason = "cuda_error" if "CUDA error" in text or type(exc).__name__ == "AcceleratorError" else "exception"
             raise self._failure(who, reason, text) from None

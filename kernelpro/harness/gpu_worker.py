@@ -28,7 +28,9 @@ from kernelpro.harness.worker import (
     apply_job_environment,
     die_with_parent,
     evaluate_job,
+    isolate,
     limit_address_space,
+    missing_walls,
     poison_allocations,
     prepare_device,
     settle_lazy_patches,
@@ -126,12 +128,14 @@ def _release_freed_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-def _serve(channel: Channel, jobs: BinaryIO, baseline: Any, harness: dict[str, Any]) -> None:
+def _serve(channel: Channel, jobs: BinaryIO, baseline: Any, harness: dict[str, Any],
+           isolation: dict[str, Any]) -> None:
     from kernelpro.harness import worker_state
 
     while line := jobs.readline():
         job: dict[str, Any] = json.loads(line)
         channel.nonce = job.pop("nonce")
+        job["isolation"] = isolation
         channel.emit({"phase": "start"})
         apply_job_environment(job)
         workdir = Path(job["workdir"])
@@ -155,6 +159,10 @@ def main() -> None:
     jobs = os.fdopen(job_fd, "rb")
     setup: dict[str, Any] = json.loads(jobs.readline())
     channel.nonce = setup["nonce"]
+    isolation = isolate(setup)
+    if refusal := missing_walls(setup, isolation):
+        sys.stderr.write(refusal + "\n")
+        os._exit(3)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     die_with_parent()
     poison_allocations()  # inherited by the forks that judge CPU jobs
@@ -170,7 +178,7 @@ def main() -> None:
     _warm_up(device, harness.get("worker_preload", []))
     baseline = worker_state.capture(torch.device(device), [0, 1, 2, result_fd, job_fd])
     channel.emit({"ready": True, "problems": []})
-    _serve(channel, jobs, baseline, harness)
+    _serve(channel, jobs, baseline, harness, isolation)
     os._exit(0)
 
 

@@ -77,7 +77,7 @@ def classify(outcome: WorkerOutcome, settings: Settings) -> EvalResult:
         result = EvalResult.model_validate(outcome.result)
     elif outcome.timed_out:
         result = EvalResult(status="timeout", reason="wall_time",
-                            message=f"no result within {settings.harness.timeout_s:g} s "
+                            message=f"no result {outcome.time_limit or f'within {settings.harness.timeout_s:g} s'} "
                                     f"(stopped during {outcome.last_phase})")
     elif outcome.memory_exceeded_mb is not None:
         result = EvalResult(status="runtime_error", reason="memory_limit",

@@ -11,9 +11,10 @@ from typing import Any
 
 import torch
 
+from kernelpro.harness import walls
 from kernelpro.harness.handler_probe import HandlerProbe
 from kernelpro.harness.integrity import real_manual_seed
-from kernelpro.harness.result import EvalResult
+from kernelpro.harness.result import EvalResult, rejected
 
 
 class Verdict(Exception):
@@ -82,6 +83,8 @@ def load_candidate(source: str, workdir: Path, probe: HandlerProbe | None = None
     except MemoryError:
         raise verdict("runtime_error", "memory_limit", "ran out of memory while being imported") from None
     except BaseException as exc:  # noqa: BLE001
+        if hit := walls.findings_for(exc):
+            raise Verdict(rejected(hit)) from None
         raise verdict("compile_error", "import_error",
                       f"importing the candidate failed: {short_traceback(exc, str(path))}") from None
     model_new = getattr(module, "ModelNew", None)
@@ -117,5 +120,7 @@ def build(cls: type, init_inputs: list[Any], seed: int, device: torch.device, pa
     except MemoryError:
         raise verdict("runtime_error", "memory_limit", f"{cls.__name__}() ran out of memory") from None
     except BaseException as exc:  # noqa: BLE001
+        if failure_reason != "reference_failed" and (hit := walls.findings_for(exc)):
+            raise Verdict(rejected(hit)) from None
         raise verdict("runtime_error", failure_reason,
                       f"{cls.__name__}(*get_init_inputs()) failed: {short_traceback(exc, str(path))}") from None

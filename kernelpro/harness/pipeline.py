@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kernelpro.config import HarnessSettings, Settings
 from kernelpro.harness.compile_ahead import compile_ahead
+from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, resolve_device
 from kernelpro.harness.result import EvalResult, GuardFinding
 from kernelpro.harness.sandbox import run_worker
@@ -79,6 +80,8 @@ class Pipeline:
 
     def __init__(self, device: str, settings: Settings) -> None:
         self.settings = settings
+        if settings.harness.isolate:
+            hide_this_process()  # the judge's environment may hold credentials; its workers must not read it
         self.device = resolve_device(device if device != "auto" else settings.device)
         self.lanes = [Lane(d, settings) for d in lane_devices(self.device, settings.harness)]
 

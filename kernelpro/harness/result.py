@@ -29,6 +29,9 @@ GUARD_REASONS: dict[str, str] = {
     "ghost_kernel": "builds a custom kernel that never runs while judged",
     "output_reused": "returns the same output storage from more than one call",
     "below_memory_floor": "measured faster than moving its inputs and outputs at the GPU's peak bandwidth allows",
+    "process_snooping": "reads another process's environment, command line or memory, or traces it",
+    "network_access": "opens a network connection",
+    "self_modification": "writes the process's own memory or code behind Python's back (ctypes, /proc/self/mem)",
 }
 
 # Findings about the problem itself, whatever the candidate: no candidate's speedup on it means much.

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 import psutil
 
 from kernelpro.config import HarnessSettings
+from kernelpro.harness.deadline import Deadline
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,6 +60,8 @@ class WorkerOutcome:
     output_tail: str = ""
     output_bytes: int = 0
     timed_out: bool = False
+    time_limit: str = ""
+    """The limit that stopped it, in words (``Deadline.describe``)."""
     memory_exceeded_mb: float | None = None
     elapsed_s: float = 0.0
 
@@ -95,9 +98,9 @@ def json_messages(file: BinaryIO) -> Iterator[dict[str, Any]]:
 class _ChannelReader(threading.Thread):
     """Reads the worker's JSON lines; lines without the job's nonce are ignored."""
 
-    def __init__(self, fd: int, nonce: str) -> None:
+    def __init__(self, fd: int, nonce: str, deadline: Deadline) -> None:
         super().__init__(daemon=True)
-        self.file, self.nonce = os.fdopen(fd, "rb"), nonce
+        self.file, self.nonce, self.deadline = os.fdopen(fd, "rb"), nonce, deadline
         self.phases: list[str] = []
         self.result: dict[str, Any] | None = None
 
@@ -105,6 +108,7 @@ class _ChannelReader(threading.Thread):
         for message in json_messages(self.file):
             if message.get("nonce") != self.nonce:
                 continue
+            self.deadline.observe(message)
             if "phase" in message:
                 self.phases.append(str(message["phase"]))
             if "result" in message:
@@ -133,7 +137,8 @@ def run_worker(job: dict[str, Any], settings: HarnessSettings) -> WorkerOutcome:
         cwd=workdir, env=worker_environment(), pass_fds=(write_fd,), start_new_session=True,
     )
     os.close(write_fd)
-    channel = _ChannelReader(read_fd, nonce)
+    deadline = Deadline(settings, started)
+    channel = _ChannelReader(read_fd, nonce, deadline)
     output = _TailReader(proc.stdout, settings.output_tail_bytes)
     channel.start()
     output.start()
@@ -146,8 +151,8 @@ def run_worker(job: dict[str, Any], settings: HarnessSettings) -> WorkerOutcome:
     outcome = WorkerOutcome(returncode=None, result=None)
     watched = psutil.Process(proc.pid)
     while proc.poll() is None:
-        if time.monotonic() - started > settings.timeout_s:
-            outcome.timed_out = True
+        if deadline.expired():
+            outcome.timed_out, outcome.time_limit = True, deadline.describe()
             break
         rss = _tree_rss_mb(watched)
         if rss > settings.memory_limit_mb:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from kernelpro.harness.result import GuardFinding
+from kernelpro.harness.static_escape import escape_findings
 from kernelpro.harness.static_rules import (
     ALLOWED_ASSIGN_PREFIXES,
     ALLOWED_IMPORTS,
@@ -271,6 +272,7 @@ def scan_source(source: str) -> list[GuardFinding]:
     tree = ast.parse(source)
     scanner = _Scanner()
     scanner.visit(tree)
+    scanner.findings += escape_findings(tree)  # sandbox escapes and reaching the judge's memory
     # Identifiers in the code itself (not only strings) can set L2 persistence through bindings.
     for match in L2_PERSISTENCE.finditer(source):
         line = source.count("\n", 0, match.start()) + 1

@@ -33,9 +33,32 @@ def address_space_mb() -> int:
 
 
 def limit_address_space(extra_mb: int) -> None:
-    """Cap virtual memory at what the worker has now plus ``extra_mb``: a memory bomb fails fast."""
+    """Cap virtual memory at what the worker has now plus ``extra_mb``: a memory bomb fails fast. Never above
+    the hard limit the worker inherited (``ulimit -v``), which only a privileged process could raise."""
     limit = (address_space_mb() + extra_mb) << 20
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def isolate(job: dict[str, Any]) -> dict[str, Any]:
+    """Wall this worker in (``isolation.isolate_worker``, and the audit hook of ``tripwires``) before any thread
+    starts or candidate code runs; what it got is returned and shown in each verdict's ``details.isolation``."""
+    from kernelpro.harness import tripwires
+    from kernelpro.harness.isolation import isolate_worker
+
+    protections = isolate_worker(job["harness"].get("isolate", True))
+    tripwires.arm()
+    return protections.as_dict()
+
+
+def missing_walls(job: dict[str, Any], isolation: dict[str, Any]) -> str | None:
+    """Why this worker must not judge, under ``harness.require_isolation``, or None."""
+    if not job["harness"].get("require_isolation") or not isolation["missing"]:
+        return None
+    return ("harness.require_isolation is set, but this worker lacks: "
+            + "; ".join(f"{name} ({why})" for name, why in isolation["missing"].items()))
 
 
 def prepare_device(device: str, gpu_memory_fraction: float) -> None:
@@ -132,6 +155,8 @@ def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit) -> Any:
                           message="the evaluation itself failed: "
                                   + "".join(traceback.format_exception_only(type(exc), exc)).strip())
     result.details["phase_s"] = evaluation.close_phases()
+    if "isolation" in job:
+        result.details["isolation"] = job["isolation"]
     return result
 
 
@@ -139,6 +164,7 @@ def main() -> None:
     result_fd = int(sys.argv[1])
     job: dict[str, Any] = json.loads(sys.stdin.read())
     nonce = job.pop("nonce")
+    job["isolation"] = isolate(job)
     channel = os.fdopen(result_fd, "w", buffering=1)
 
     def emit(message: dict[str, Any]) -> None:
@@ -150,6 +176,12 @@ def main() -> None:
     poison_allocations()
     apply_job_environment(job)
     emit({"phase": "start"})
+    if refusal := missing_walls(job, job["isolation"]):
+        from kernelpro.harness.result import EvalResult
+
+        refused = EvalResult(status="runtime_error", reason="worker_error", message=refusal)
+        emit({"result": refused.model_dump(mode="json")})
+        os._exit(0)
     # Import the judge before the candidate can run: timing binds its clocks at import.
     import kernelpro.harness.evaluate  # noqa: F401
 

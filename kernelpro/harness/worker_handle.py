@@ -24,6 +24,7 @@ from typing import Any
 import psutil
 
 from kernelpro.config import HarnessSettings
+from kernelpro.harness.deadline import Deadline
 from kernelpro.harness.gpu_worker import OUTPUT_MARKER
 from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, json_messages, worker_environment
 
@@ -251,12 +252,14 @@ class LongLivedWorker:
     def _watch(self, nonce: str, outcome: WorkerOutcome, started: float) -> bool:
         """Wait for the result within the limits. False if the worker never acknowledged the job."""
         accepted = False
+        deadline = Deadline(self.settings, started)
         watched = psutil.Process(self.proc.pid)
         while outcome.result is None:
             for message in self._messages(nonce, 0.05):
                 if not message:
                     break
                 accepted = True
+                deadline.observe(message)
                 if "phase" in message:
                     outcome.phases.append(str(message["phase"]))
                 if "result" in message:
@@ -277,8 +280,8 @@ class LongLivedWorker:
                 break
             if not accepted and elapsed > ACCEPT_TIMEOUT_S:
                 return False
-            if elapsed > self.settings.timeout_s:
-                outcome.timed_out = True
+            if deadline.expired():
+                outcome.timed_out, outcome.time_limit = True, deadline.describe()
                 break
             rss = _tree_rss_mb(watched)
             if rss > self.settings.memory_limit_mb:

@@ -42,6 +42,7 @@ DRIVER = textwrap.dedent('''
     settings = Settings()
     settings.harness.worker_mode = mode
     settings.harness.timeout_s = 600  # far past the test: only the judge's death can end the loop
+    settings.harness.timeout_floor_s = 600
     problem = load_problem(data / "problems" / "scale_relu.py")
     looping = LOOPING.replace("MARKER", marker)
     with Pipeline("cpu", settings) as pipeline:

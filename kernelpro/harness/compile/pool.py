@@ -27,12 +27,14 @@ from kernelpro.harness.compile.cache import CompileCache, compile_cached, reques
 from kernelpro.harness.compile.dispatch import compile_source
 from kernelpro.harness.compile.result import CompileRequest, CompileResult, failed
 from kernelpro.harness.compile.toolchain import Toolchain, detect
+from kernelpro.harness.isolation import hide_this_process
 
 MAX_POOL_ROUNDS = 3
 
 
 def _init_worker() -> None:
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    hide_this_process()  # spawned with the judge's whole environment, credentials included
 
 
 def _job(index: int, request: dict[str, Any], settings: dict[str, Any], toolchain: Toolchain, use_cache: bool,

@@ -1,0 +1,70 @@
+"""The wall-time limit of one job, from the judge's side: fixed while the candidate loads, then fitted to the problem.
+
+Loading and building a candidate may compile for a minute, so until its first call only ``timeout_s`` applies.
+The worker reports how long the reference's first call took (``{"reference_call_s": ...}``, before any
+candidate code runs). From the candidate's first call on, the job has ``timeout_reference_factor`` times what
+every planned call of both models would take at that speed, at least ``timeout_floor_s`` beyond timing's own
+cap (``timing_budget_s``), and never more than
+``timeout_s`` from the start: a hang on a millisecond problem ends after the floor, a slow model gets its time.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kernelpro.config import HarnessSettings
+
+FIRST_CALL_PHASE = "correctness trial 1/"
+
+
+def planned_calls(settings: HarnessSettings) -> int:
+    """Calls of both models the judge makes at most: trials, the oracle, the stream check, warm-up, timing."""
+    per_model = settings.correctness_trials + settings.scaled_trials + 2 + settings.warmup + settings.timing_trials
+    return 2 * per_model
+
+
+class Deadline:
+    """When one job's time is up. ``observe`` each message the worker sends; ``expired`` says if it is over."""
+
+    def __init__(self, settings: HarnessSettings, started: float | None = None) -> None:
+        self.settings = settings
+        self.started = time.monotonic() if started is None else started
+        self.reference_call_s: float | None = None
+        self.run_started: float | None = None
+        self.run_limit_s: float | None = None
+
+    def observe(self, message: dict[str, Any], now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        value = message.get("reference_call_s")
+        if isinstance(value, (int, float)) and value >= 0:
+            self.reference_call_s = float(value)
+        if self.run_started is None and str(message.get("phase", "")).startswith(FIRST_CALL_PHASE):
+            self.run_started = now
+            if self.reference_call_s is not None:
+                s = self.settings
+                fitted = s.timeout_reference_factor * self.reference_call_s * planned_calls(s)
+                if s.energy:
+                    fitted += 2 * s.energy_seconds
+                # timing stops itself at its own cap, which a slow host can reach on any problem
+                self.run_limit_s = max(s.timeout_floor_s + s.timing_budget_s, fitted)
+
+    @property
+    def at(self) -> float:
+        """The monotonic time at which the job is stopped."""
+        cap = self.started + self.settings.timeout_s
+        if self.run_started is None or self.run_limit_s is None:
+            return cap
+        return min(cap, self.run_started + self.run_limit_s)
+
+    def expired(self, now: float | None = None) -> bool:
+        return (time.monotonic() if now is None else now) > self.at
+
+    def describe(self) -> str:
+        """The limit that applied, for the timeout's message."""
+        cap = self.started + self.settings.timeout_s
+        if self.run_started is None or self.run_limit_s is None or self.at >= cap:
+            return f"within {self.settings.timeout_s:g} s (harness.timeout_s)"
+        return (f"within {self.run_limit_s:.3g} s of the candidate's first call (the reference takes "
+                f"{self.reference_call_s * 1e3:.3g} ms a call; harness.timeout_floor_s, "
+                "harness.timeout_reference_factor)")

@@ -1,0 +1,259 @@
+"""Walls the kernel builds around a worker, and the judge's own process hidden from its workers.
+
+A candidate is code from a model that may have read hostile text, so the worker that runs it is treated as
+an attacker's process. Before any candidate code runs, ``isolate_worker`` puts it, where this machine allows
+it unprivileged:
+
+- in new **user, network, PID and mount namespaces**: no network interface but a loopback that is down, so
+  no connection anywhere; no capability over any process outside (the kernel then refuses it ptrace-class
+  access, ``environ`` and ``mem``, to every process outside); and a ``/proc`` of its own, in which no
+  process outside the worker exists (no ancestor's ``environ``, ``cmdline`` or ``mem`` to open);
+- in a **Landlock** domain: no ``ptrace`` of and no ``/proc/<pid>/mem`` of any process outside it (Landlock
+  leaves their ``environ`` and ``maps`` readable: hiding those takes the PID namespace or, for the judge,
+  ``hide_this_process`` with the user namespace), no signals or abstract Unix sockets outside it, no TCP bind
+  or connect, and no writes under ``/proc`` (``/proc/self/mem`` included).
+
+``hide_this_process`` makes a process that holds credentials (the judge, the CLI) undumpable, so a process
+of the same user without ``CAP_SYS_PTRACE`` cannot read its environment or memory either. Everything here is
+best effort and says what it got: ``Protections`` lists what was applied and why the rest was not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_PRIVATE, MS_REC = 2, 4, 8, 1 << 18, 1 << 14
+# Landlock: the same syscall numbers on x86_64 and arm64 (the generic table).
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_ACCESS_FS_WRITE_FILE = 1 << 1
+LANDLOCK_ACCESS_NET_BIND_TCP, LANDLOCK_ACCESS_NET_CONNECT_TCP = 1 << 0, 1 << 1
+LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL = 1 << 0, 1 << 1
+# Top-level directories a worker may not write beneath (everything else stays writable as before).
+NO_WRITE_ROOTS = {"proc"}
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+@dataclass
+class Protections:
+    """What one process got: each protection applied, and for each one missing, why."""
+
+    applied: list[str] = field(default_factory=list)
+    missing: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"applied": self.applied, "missing": self.missing}
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _error() -> str:
+    return os.strerror(ctypes.get_errno())
+
+
+def hide_this_process() -> bool:
+    """Make this process undumpable: its ``/proc`` files (environment, memory) become readable only with
+    ``CAP_SYS_PTRACE``. Core dumps of it stop too. Returns whether it worked (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    with contextlib.suppress(OSError, AttributeError):
+        return _libc().prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    return False
+
+
+def enter_namespaces(protections: Protections) -> bool:
+    """New user, network and mount namespaces for this (single-threaded) process, the user mapped to itself,
+    and a PID namespace for its children where a /proc of its own can be mounted there. Returns whether the PID
+    namespace was made: then the caller must fork (``_become_init``)."""
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
+        try:
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"{uid} {uid} 1")
+            _write("/proc/self/gid_map", f"{gid} {gid} 1")
+        except OSError as exc:
+            protections.missing["user namespace"] = f"mapping the user failed: {exc.strerror}"
+        else:
+            protections.applied.append("user namespace")
+    else:
+        protections.missing["user namespace"] = f"unshare(CLONE_NEWUSER) failed: {_error()}"
+        # Without a user namespace these need CAP_SYS_ADMIN (a worker run as root has it).
+        if libc.unshare(CLONE_NEWNET | CLONE_NEWNS) != 0:
+            protections.missing["network namespace"] = f"unshare(CLONE_NEWNET) failed: {_error()}"
+            protections.missing["pid namespace"] = "no namespaces"
+            return False
+    protections.applied.append("network namespace")
+    # Without a /proc of its own a PID namespace would mislead (psutil would take the host's init for the
+    # worker), so it is made only where a trial child could mount one.
+    if not _proc_of_its_own_works():
+        protections.missing["pid namespace"] = "no /proc of its own can be mounted here (a masked /proc?)"
+        return False
+    if libc.unshare(CLONE_NEWPID) != 0:
+        protections.missing["pid namespace"] = f"unshare(CLONE_NEWPID) failed: {_error()}"
+        return False
+    return True
+
+
+def _mount_own_proc() -> bool:
+    """Private mounts first, so the new /proc is seen by this mount namespace only."""
+    libc = _libc()
+    return libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) == 0 and libc.mount(
+        b"proc", b"/proc", b"proc", ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOEXEC), None) == 0
+
+
+def _proc_of_its_own_works() -> bool:
+    """Whether a child in PID and mount namespaces of its own can mount its /proc (tried, then thrown away)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if _libc().unshare(CLONE_NEWPID | CLONE_NEWNS) == 0:
+                inner = os.fork()
+                if inner == 0:
+                    os._exit(0 if _mount_own_proc() else 1)
+                status = os.waitpid(inner, 0)[1]
+                code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+        finally:
+            os._exit(code)
+    status = os.waitpid(pid, 0)[1]
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def _become_init(protections: Protections) -> None:
+    """Fork into the new PID namespace: the child (its first process) goes on as the worker, with a /proc of
+    its own in which no process outside exists; this process stays outside to pass on how the child ended."""
+    judge = os.getppid()
+    child = os.fork()
+    if child:
+        _supervise(child, judge)
+    if _mount_own_proc():
+        protections.applied.append("pid namespace")
+    else:  # the trial said it would work; should it not, no process in here may trust /proc
+        os.write(2, f"kernelpro worker: mounting its own /proc failed ({_error()})\n".encode())
+        os._exit(70)
+
+
+def _supervise(child: int, judge: int) -> NoReturn:
+    """Outside the PID namespace: wait for the worker and end the same way (the judge reads a crash from the
+    exit status), or kill it once the judge is gone (its ``getppid`` no longer tells it)."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.closerange(3, 65536)  # the judge's pipes must reach end-of-file when the worker dies
+
+    # No threads here: a process that unshared a PID namespace cannot start any. SIGCHLD wakes the wait.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    while True:
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid:
+            break
+        if os.getppid() != judge:
+            os.kill(child, signal.SIGKILL)  # the namespace's first process: everything inside goes with it
+        signal.sigtimedwait({signal.SIGCHLD}, 0.5)
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as file:
+        file.write(text)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 where there is none."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = _libc().syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                                  ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def enter_landlock(protections: Protections) -> None:
+    """A Landlock domain for this process and everything it starts (see the module's docstring)."""
+    abi = landlock_abi()
+    if abi < 1:
+        protections.missing["landlock"] = "the kernel has no Landlock (Linux 5.13+ with landlock in its LSMs)"
+        return
+    libc = _libc()
+    attr = _RulesetAttr(handled_access_fs=LANDLOCK_ACCESS_FS_WRITE_FILE)
+    size = ctypes.sizeof(ctypes.c_uint64)  # the attribute grew over ABIs: pass only what this kernel knows
+    if abi >= 4:
+        attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP
+        size += ctypes.sizeof(ctypes.c_uint64)
+    if abi >= 6:
+        attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL
+        size += ctypes.sizeof(ctypes.c_uint64)
+    ruleset = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        protections.missing["landlock"] = f"landlock_create_ruleset failed: {_error()}"
+        return
+    try:
+        for entry in os.scandir("/"):
+            if entry.name in NO_WRITE_ROOTS:
+                continue
+            with contextlib.suppress(OSError):
+                fd = os.open(entry.path, os.O_PATH | os.O_CLOEXEC)
+                try:
+                    rule = _PathBeneathAttr(allowed_access=LANDLOCK_ACCESS_FS_WRITE_FILE, parent_fd=fd)
+                    libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule),
+                                 ctypes.c_uint32(0))
+                finally:
+                    os.close(fd)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(
+                SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+            protections.missing["landlock"] = f"landlock_restrict_self failed: {_error()}"
+            return
+    finally:
+        os.close(ruleset)
+    protections.applied.append(f"landlock (ABI {abi})")
+    if abi < 4:
+        protections.missing["landlock TCP"] = f"Landlock ABI {abi} cannot restrict TCP (needs 4, Linux 6.7)"
+    if abi < 6:
+        protections.missing["landlock scopes"] = (f"Landlock ABI {abi} cannot scope signals and abstract sockets "
+                                                  "(needs 6, Linux 6.12)")
+
+
+def isolate_worker(enabled: bool = True) -> Protections:
+    """Every wall this machine allows around the calling worker; call it before any thread or candidate code."""
+    protections = Protections()
+    if not enabled:
+        protections.missing["all"] = "harness.isolate is off"
+        return protections
+    if not sys.platform.startswith("linux"):
+        protections.missing["all"] = f"namespaces and Landlock are Linux's ({sys.platform})"
+        return protections
+    if enter_namespaces(protections):
+        _become_init(protections)
+    enter_landlock(protections)  # last: writing the user namespace's maps is a write under /proc
+    return protections

@@ -1,0 +1,76 @@
+"""What the sandbox gets on this machine, for ``kernelpro doctor``: a process walls itself in as a worker does,
+then tries what a snooping candidate would (the judge's environment, a loopback server)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kernelpro.harness.isolation import hide_this_process, isolate_worker
+
+if TYPE_CHECKING:
+    from kernelpro.environment import Check
+
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def _probe_child(port: int, judge: int) -> dict[str, object]:
+    """In a fresh process: isolate, then try what a snooping candidate would. Run as ``python -m`` this module."""
+    protections = isolate_worker()
+    result: dict[str, object] = protections.as_dict()
+    try:
+        with open(f"/proc/{judge}/environ", "rb") as file:
+            file.read(1)
+        result["parent_environ"] = "readable"
+    except OSError as exc:
+        result["parent_environ"] = ("not visible" if exc.errno == errno.ENOENT
+                                    else f"denied ({errno.errorcode.get(exc.errno, exc.errno)})")
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            result["loopback"] = "connected"
+    except OSError as exc:
+        result["loopback"] = f"refused ({errno.errorcode.get(exc.errno or 0, exc.errno) if exc.errno else exc})"
+    return result
+
+
+def probe_worker_isolation(timeout_s: float = 20.0) -> dict[str, object]:
+    """Start a process that isolates itself as a worker does and report what it got and what it could reach:
+    this process's environment (with this process undumpable, as the judge is) and a loopback server."""
+    hide_this_process()
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        try:
+            command = [sys.executable, "-m", "kernelpro.harness.isolation_probe", str(port), str(os.getpid())]
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False,
+                                  env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": PACKAGE_ROOT})
+        except (OSError, subprocess.SubprocessError) as exc:
+            return {"error": f"the probe did not run: {exc}"}
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": f"the probe failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"}
+
+
+def isolation_checks() -> list[Check]:
+    """``kernelpro doctor``'s lines on the sandbox: what a worker gets here, and what a snoop could reach."""
+    from kernelpro.environment import Check
+
+    found = probe_worker_isolation()
+    if "error" in found:
+        return [Check("sandbox", False, str(found["error"]))]
+    applied = ", ".join(found["applied"]) or "nothing"  # type: ignore[arg-type]
+    missing = "; ".join(f"no {name}: {why}" for name, why in found["missing"].items())  # type: ignore[union-attr]
+    snoop = f"judge's environment {found['parent_environ']}, loopback {found['loopback']}"
+    safe = found["parent_environ"] != "readable" and str(found["loopback"]).startswith("refused")
+    return [Check("sandbox", safe, f"{applied}{'; ' + missing if missing else ''}"),
+            Check("sandbox test", safe, snoop)]
+
+
+if __name__ == "__main__":
+    print(json.dumps(_probe_child(int(sys.argv[1]), int(sys.argv[2]))))

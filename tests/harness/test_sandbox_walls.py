@@ -1,0 +1,240 @@
+"""The sandbox against hostile candidates, on the real kernel: namespaces, Landlock, the audit hook, real sockets.
+
+Each wall is tested where this machine gives it (``kernelpro doctor`` says which); a test of a wall the machine
+lacks is skipped with the reason the probe found.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+
+import pytest
+
+from kernelpro.harness.isolation_probe import probe_worker_isolation
+from kernelpro.harness.judge import classify, judge, make_job
+from kernelpro.harness.sandbox import run_worker
+from tests.conftest import candidate, problem
+
+PROBE = probe_worker_isolation()
+APPLIED = " ".join(PROBE.get("applied", []))
+
+
+def needs(*walls: str):
+    missing = [w for w in walls if w not in APPLIED]
+    return pytest.mark.skipif(bool(missing), reason=f"this machine gives no {', '.join(missing)}: {PROBE}")
+
+
+def judged_past_static_checks(name: str, settings, source: str | None = None):
+    """Straight into a fresh worker, as if the static rules had missed it: the walls must hold alone."""
+    job = make_job(problem("scale_relu"), source or candidate(name), "cpu", settings)
+    return classify(run_worker(job, settings.harness), settings)
+
+
+@pytest.fixture
+def secret(monkeypatch) -> str:
+    """A credential in the judge's own environment, as a provider's key would be."""
+    value = f"sk-test-{secrets.token_hex(12)}"
+    monkeypatch.setenv("OPENAI_API_KEY", value)
+    return value
+
+
+class LoopbackServer:
+    """A real TCP server on 127.0.0.1 that records every connection it accepts."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                connection, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            connection.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def server():
+    server = LoopbackServer()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5):
+        pass  # the server works: from outside the sandbox, a connection gets through
+    for _ in range(50):
+        if server.accepted:
+            break
+        threading.Event().wait(0.05)
+    assert server.accepted == 1
+    server.accepted = 0
+    yield server
+    server.close()
+
+
+def with_port(name: str, port: int) -> str:
+    source = candidate(name)
+    assert "PORT = 9" in source
+    return source.replace("PORT = 9", f"PORT = {port}")
+
+
+def test_every_verdict_says_which_walls_the_worker_had(settings):
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.details["isolation"]["applied"] == PROBE["applied"]
+
+
+@needs("pid namespace")
+@pytest.mark.parametrize("name", ["cheat_proc_environ", "cheat_proc_environ_hidden"])
+def test_an_ancestors_environment_is_out_of_reach(name, secret, settings):
+    result = judge(problem("scale_relu"), candidate(name), device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("rejected", "process_snooping"), result.message
+    assert secret not in result.model_dump_json()
+
+
+@needs("pid namespace")
+@pytest.mark.parametrize("mode", ["fresh", "persistent"])
+def test_past_every_check_a_snoop_finds_nothing(mode, secret, settings):
+    """With the static rules and the audit hook out of the way, the walls alone: no ancestor to read."""
+    settings.harness.worker_mode = mode
+    result = judged_past_static_checks("cheat_proc_environ", settings)
+    assert result.status == "ok", result.message  # it computes the right answer once it has found nothing
+    assert "stolen: []" in result.worker_output
+    assert secret not in result.model_dump_json()
+
+
+@needs("network namespace")
+def test_a_loopback_server_gets_no_connection(server, settings):
+    visible = judge(problem("scale_relu"), with_port("cheat_loopback", server.port), device="cpu", settings=settings)
+    past_static = judged_past_static_checks("cheat_loopback", settings, with_port("cheat_loopback", server.port))
+    hidden = judge(problem("scale_relu"), with_port("cheat_loopback_hidden", server.port), device="cpu",
+                   settings=settings)
+    for result in (visible, past_static, hidden):
+        assert (result.status, result.reason) == ("rejected", "network_access"), result.message
+    assert [g.source for g in past_static.guards if g.severity == "reject"] == ["dynamic"]
+    assert server.accepted == 0
+
+
+# (candidate, problem, status, reason) for the ported attacks, through the full judge.
+PORTED = [
+    ("cheat_ptrace", "rejected", "process_snooping"),
+    ("cheat_self_mem", "rejected", "self_modification"),
+    ("cheat_gc_expected", "rejected", "judge_patch"),
+    ("cheat_frame_walk", "rejected", "judge_patch"),
+    ("cheat_torch_replace", "rejected", "judge_patch"),
+    ("cheat_nan_wildcard", "incorrect", "nan_inf"),
+    ("cheat_warmup_detection", "incorrect", "value_mismatch"),
+]
+
+
+@pytest.mark.parametrize(("name", "status", "reason"), PORTED, ids=[p[0] for p in PORTED])
+def test_ported_attack_is_stopped(name, status, reason, settings):
+    result = judge(problem("scale_relu"), candidate(name), device="cpu", settings=settings)
+    assert (result.status, result.reason) == (status, reason), result.message
+    assert not result.correct and result.speedup is None
+
+
+# Each of these also stopped when the static rules miss it, by what running shows.
+PAST_STATIC = [
+    ("cheat_ptrace", "process_snooping", "ptrace"),
+    ("cheat_self_mem", "self_modification", "/proc/self/mem"),
+    ("cheat_gc_expected", "judge_patch", "gc.get_objects"),
+    ("cheat_frame_walk", "judge_patch", "tb_frame"),
+    ("cheat_proc_environ_hidden", "process_snooping", "environ"),
+]
+
+
+@pytest.mark.parametrize(("name", "reason", "says"), PAST_STATIC, ids=[p[0] for p in PAST_STATIC])
+def test_running_shows_what_syntax_missed(name, reason, says, settings):
+    result = judged_past_static_checks(name, settings)
+    assert (result.status, result.reason) == ("rejected", reason), result.message
+    assert says in result.message
+    assert all(g.source == "dynamic" for g in result.guards if g.severity == "reject")
+
+
+NATIVE_SELF_MEM = """
+import ctypes
+import os
+
+import torch.nn as nn
+
+PATH = b"/proc/self/mem"
+
+
+class ModelNew(nn.Module):
+    \"\"\"Opens its own memory for writing through libc, which no audit hook sees: only the kernel can refuse.\"\"\"
+
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x):
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.open(PATH, os.O_RDWR)
+        if fd < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code), PATH.decode())
+        os.close(fd)
+        return x.clamp_min(0) * self.scale
+"""
+
+
+@needs("landlock")
+def test_the_kernel_refuses_a_write_to_the_workers_own_memory(settings):
+    """Past the audit hook (native code), Landlock refuses the open; the wall's error names the attempt."""
+    result = judged_past_static_checks("", settings, NATIVE_SELF_MEM)
+    assert (result.status, result.reason) == ("rejected", "self_modification"), result.message
+    assert "/proc/self/mem" in result.message
+
+
+@pytest.mark.parametrize("mode", ["fresh", "persistent"])
+def test_a_worker_without_its_walls_refuses_to_judge_when_they_are_required(mode, settings):
+    settings.harness.worker_mode = mode
+    settings.harness.isolate = False
+    settings.harness.require_isolation = True
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("runtime_error", "worker_error"), result.message
+    assert "harness.require_isolation is set" in result.message and "harness.isolate is off" in result.message
+
+
+def test_without_isolation_the_worker_says_so(settings):
+    settings.harness.isolate = False
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    assert result.details["isolation"] == {"applied": [], "missing": {"all": "harness.isolate is off"}}
+
+
+UNDUMPABLE = """
+import ctypes
+
+from kernelpro.config import Settings
+from kernelpro.harness.pipeline import Pipeline
+
+prctl = ctypes.CDLL(None).prctl
+before = prctl(3, 0, 0, 0, 0)  # PR_GET_DUMPABLE
+with Pipeline("cpu", Settings()):
+    print(before, prctl(3, 0, 0, 0, 0))
+"""
+
+
+def test_the_judge_is_undumpable_once_it_judges(tmp_path):
+    """Its environment may hold a provider's key: no other process of its user may read it (a fresh judge
+    process, since this one has already been made undumpable by the probe)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", UNDUMPABLE], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    assert proc.stdout.split() == ["1", "0"], proc.stderr[-2000:]
