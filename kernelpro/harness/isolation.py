@@ -244,8 +244,14 @@ def enter_landlock(protections: Protections) -> None:
                                                   "(needs 6, Linux 6.12)")
 
 
-def isolate_worker(enabled: bool = True) -> Protections:
-    """Every wall this machine allows around the calling worker; call it before any thread or candidate code."""
+# CUDA's driver fails to initialise inside a Landlock domain (cudaGetDeviceCount: error 304, "OS call failed",
+# seen on an H200 under Linux 6.18), so a worker that judges on the GPU keeps the namespaces only.
+LANDLOCK_BREAKS_CUDA = "not applied to CUDA workers: the CUDA driver fails to initialise inside a Landlock domain"
+
+
+def isolate_worker(enabled: bool = True, landlock: bool = True) -> Protections:
+    """Every wall this machine allows around the calling worker; call it before any thread or candidate code.
+    ``landlock=False`` leaves Landlock out (see ``LANDLOCK_BREAKS_CUDA``)."""
     protections = Protections()
     if not enabled:
         protections.missing["all"] = "harness.isolate is off"
@@ -255,5 +261,8 @@ def isolate_worker(enabled: bool = True) -> Protections:
         return protections
     if enter_namespaces(protections):
         _become_init(protections)
-    enter_landlock(protections)  # last: writing the user namespace's maps is a write under /proc
+    if landlock:
+        enter_landlock(protections)  # last: writing the user namespace's maps is a write under /proc
+    else:
+        protections.missing["landlock"] = LANDLOCK_BREAKS_CUDA
     return protections

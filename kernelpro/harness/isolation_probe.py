@@ -9,15 +9,14 @@ import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelpro.harness.isolation import hide_this_process, isolate_worker
+from kernelpro.harness.sandbox import worker_environment
 
 if TYPE_CHECKING:
     from kernelpro.environment import Check
 
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def _probe_child(port: int, judge: int) -> dict[str, object]:
@@ -48,7 +47,7 @@ def probe_worker_isolation(timeout_s: float = 20.0) -> dict[str, object]:
         try:
             command = [sys.executable, "-m", "kernelpro.harness.isolation_probe", str(port), str(os.getpid())]
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False,
-                                  env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": PACKAGE_ROOT})
+                                  env=worker_environment())  # what a worker gets, PYTHONPATH included
         except (OSError, subprocess.SubprocessError) as exc:
             return {"error": f"the probe did not run: {exc}"}
     try:

@@ -48,7 +48,8 @@ def isolate(job: dict[str, Any]) -> dict[str, Any]:
     from kernelpro.harness import tripwires
     from kernelpro.harness.isolation import isolate_worker
 
-    protections = isolate_worker(job["harness"].get("isolate", True))
+    on_gpu = str(job.get("device", "")).startswith("cuda")
+    protections = isolate_worker(job["harness"].get("isolate", True), landlock=not on_gpu)
     tripwires.arm()
     return protections.as_dict()
 

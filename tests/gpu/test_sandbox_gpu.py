@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from kernelpro.harness.isolation import LANDLOCK_BREAKS_CUDA
 from kernelpro.harness.isolation_probe import probe_worker_isolation
 from kernelpro.harness.judge import classify, judge, make_job
 from kernelpro.harness.sandbox import run_worker
@@ -17,11 +18,15 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
 @pytest.mark.parametrize("name", ["honest_scale_relu", "honest_cuda_scale_relu", "honest_triton_scale_relu",
                                   "honest_cubin_scale_relu"])
 def test_cuda_candidates_pass_behind_every_wall(name, mode, settings):
-    """Namespaces, Landlock and the audit hook leave the driver, NVRTC, nvcc and Triton working."""
+    """The namespaces and the audit hook leave the driver, NVRTC, nvcc and Triton working. Landlock is left out of
+    CUDA workers: inside it the driver fails to initialise (error 304 on an H200, Linux 6.18)."""
     settings.harness.worker_mode = mode
     result = judge(problem("scale_relu"), candidate(name), device="cuda", settings=settings)
     assert result.status == "ok", result.message
-    assert result.details["isolation"]["applied"] == probe_worker_isolation()["applied"]
+    isolation = result.details["isolation"]
+    probed = [wall for wall in probe_worker_isolation()["applied"] if not wall.startswith("landlock")]
+    assert isolation["applied"] == probed
+    assert isolation["missing"].get("landlock") == LANDLOCK_BREAKS_CUDA
     assert result.candidate.method.startswith("cuda events")
 
 
