@@ -89,6 +89,7 @@ class RunEvaluator:
 
         if not sources:
             return []
+        self.close()  # the run's worker gives its GPU memory back first; it restarts if the run judges again
         settings = self.settings.for_finalists()
         pipeline = Pipeline(self.device, settings)
         try:
