@@ -74,6 +74,7 @@ class RunEvaluator:
     def __init__(self, settings: Settings, device: str) -> None:
         self.settings, self.device = settings, device
         self._pipeline: Any = None
+        self._closed_stats: Any = None
 
     def __call__(self, problem: Problem, source: str) -> EvalResult:
         from kernelpro.harness.pipeline import Pipeline
@@ -99,11 +100,13 @@ class RunEvaluator:
 
     @property
     def stats(self) -> Any:
-        """The pipeline's counts (judged, worker starts, restarts and why); None before the first candidate."""
-        return self._pipeline.stats if self._pipeline is not None else None
+        """The pipeline's counts (judged, worker starts, restarts and why), kept once it is closed; None before the
+        first candidate."""
+        return self._pipeline.stats if self._pipeline is not None else self._closed_stats
 
     def close(self) -> None:
         if self._pipeline is not None:
+            self._closed_stats = self._pipeline.stats
             self._pipeline.close()
             self._pipeline = None
 
