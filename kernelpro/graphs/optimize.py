@@ -371,8 +371,11 @@ def _rejudge_finalists(ctx: OptimizeContext, tree: VariantTree, update: dict[str
     todo = [v for v in finalists if stored[v.id] is None]
     for variant in todo:
         ctx.files.write_source(f"{variant.id}.final", variant.source)
-    fresh = dict(zip([v.id for v in todo], ctx.evaluate.rejudge(ctx.problem, [v.source for v in todo]),
-                     strict=True))
+    try:
+        fresh = dict(zip([v.id for v in todo], ctx.evaluate.rejudge(ctx.problem, [v.source for v in todo]),
+                         strict=True))
+    except Exception as error:  # noqa: BLE001 - the run's verdicts stand; only the second look is lost
+        return [f"finalists could not be re-judged ({type(error).__name__}: {error}); the first verdicts decide"]
     events = [f"finalists re-judged head to head with the reference: {', '.join(v.id for v in finalists)}"]
     for variant in finalists:
         result = stored[variant.id] or fresh[variant.id]

@@ -194,3 +194,19 @@ def test_the_same_candidate_twice_is_judged_once(settings, tmp_path):
     assert context.evaluate.stats.judged == 1
     assert [e for e in state["events"] if e.startswith("finalists re-judged")] == [
         f"finalists re-judged head to head with the reference: {first.id}"]
+
+
+def test_a_re_judgment_that_breaks_leaves_the_first_verdicts_deciding(settings, tmp_path):
+    agents = scripted_agents(planner=[plan_reply("fuse")], coder=[code_reply(HONEST)], critic=[review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=1)
+
+    def broken(problem, sources):
+        raise RuntimeError("no worker could start")
+
+    context.evaluate.rejudge = broken
+    graph, config = run(context)
+    state = state_of(graph, config)
+    assert state["status"] == "completed"
+    assert any("finalists could not be re-judged (RuntimeError: no worker could start)" in e for e in state["events"])
+    best = VariantTree.from_state(state["variants"]).best()
+    assert best is not None and best.final is None and best.improves
