@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kernelpro.harness.result import EvalResult
+from kernelpro.harness.stats import CALL_WORDS
 from kernelpro.problem import Problem
 from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
@@ -28,8 +29,7 @@ def describe_result(result: EvalResult) -> str:
         if result.speedup is None:
             return f"ok, correct, not timed{timing}"
         speed = speedup_text(result.speedup, result.speedup_ci95)
-        call = {"faster": "faster", "slower": "slower", "same": "no measurable gain",
-                "uncertain": "too noisy to call"}.get(result.speed_verdict or "", "")
+        call = CALL_WORDS.get(result.speed_verdict or "", "")
         notes = [call] if call else []
         notes += ["host-bound reference"] if result.host_bound else []
         notes += ["timed on a busy machine"] if result.contended else []

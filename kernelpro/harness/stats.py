@@ -85,6 +85,11 @@ def estimate_speedup(reference_ms: Sequence[float], candidate_ms: Sequence[float
     return SpeedupEstimate(speedup, low, high, speed_call(speedup, low, high, min_effect))
 
 
+CALL_WORDS: dict[str, str] = {"faster": "faster", "slower": "slower", "same": "no measurable gain",
+                              "uncertain": "too noisy to call"}
+"""How a call reads in events, prompts and memory lessons."""
+
+
 def _number(value: float) -> str:
     return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
 

@@ -15,6 +15,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from kernelpro.harness.result import Status
+from kernelpro.harness.stats import CALL_WORDS, speedup_text
 from kernelpro.problem import Problem
 
 RecordKind = Literal["attempt", "insight", "compile_fix"]
@@ -132,12 +133,9 @@ class Attempt(_Record):
         """``1.52x [1.49-1.55] faster``, or ``no measurable gain (1.01x [0.99-1.03])`` within the noise."""
         if self.speedup is None:
             return ""
-        low_high = f" [{self.speedup_ci95[0]:.2f}-{self.speedup_ci95[1]:.2f}]" if self.speedup_ci95 else ""
-        figure = f"{self.speedup:.2f}x{low_high}"
-        if self.speed_verdict == "same":
-            return f"no measurable gain ({figure})"
-        if self.speed_verdict == "uncertain":
-            return f"too noisy to call ({figure})"
+        figure = speedup_text(self.speedup, self.speedup_ci95)
+        if self.speed_verdict in ("same", "uncertain"):
+            return f"{CALL_WORDS[self.speed_verdict]} ({figure})"
         return figure + (f" {self.speed_verdict}" if self.speed_verdict else "")
 
     def document(self) -> str:

@@ -55,3 +55,14 @@ def test_summaries_are_single_lines_within_their_limit():
     assert len(long.summary(limit=120)) <= 120 and long.summary(limit=120).endswith("…")
     fix = CompileFix(error="line one\n  line two\n" * 50, fix="add the include", backend="cuda")
     assert "\n" not in fix.summary() and fix.summary().endswith("add the include")
+
+
+def test_an_attempt_within_the_noise_is_remembered_as_no_measurable_gain():
+    same = Attempt(run_id="r", problem=SOFTMAX, gpu="H200", idea="fuse", outcome="ok", speedup=1.01,
+                   speedup_ci95=[0.99, 1.03], speed_verdict="same")
+    assert "Outcome: ok, speedup no measurable gain (1.01x [0.99-1.03])." in same.document()
+    assert not same.succeeded and same.metadata()["speed_verdict"] == "same"
+    faster = same.model_copy(update={"speedup": 1.5, "speedup_ci95": [1.45, 1.55], "speed_verdict": "faster"})
+    assert "1.50x [1.45-1.55] faster" in faster.summary() and faster.succeeded
+    # an earlier record, without an interval, keeps its old meaning
+    assert Attempt(run_id="r", problem=SOFTMAX, gpu="H200", idea="fuse", outcome="ok", speedup=1.2).succeeded
