@@ -95,12 +95,16 @@ def main() -> None:
     parser.add_argument("--problems", nargs="*", default=DEFAULT)
     parser.add_argument("--profile-ops", action="store_true",
                         help="after each job, the host time per operator (torch.profiler) over 50 more calls")
+    parser.add_argument("--blas", choices=["default", "cublas", "cublaslt"], default="default",
+                        help="torch.backends.cuda.preferred_blas_library for every job")
     args = parser.parse_args()
     import torch
 
+    if args.blas != "default":
+        torch.backends.cuda.preferred_blas_library(args.blas)
     allowed = sorted(os.sched_getaffinity(0))
     report: dict[str, Any] = {"command": " ".join(sys.argv), "gpu": torch.cuda.get_device_name(0),
-                              "cpus": len(allowed), "runs": []}
+                              "cpus": len(allowed), "blas": args.blas, "runs": []}
     for name in args.problems:
         namespace: dict[str, Any] = {}
         exec(compile(load_problem(PROBLEMS / f"{name}.py").source, name, "exec"), namespace)
