@@ -127,7 +127,10 @@ def tabulate(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def judge_cases(args: argparse.Namespace) -> None:
-    cases = sorted(p for p in Path(args.cases).iterdir() if (p / "candidate.py").is_file())[:args.limit or None]
+    cases = sorted(p for p in Path(args.cases).iterdir() if (p / "candidate.py").is_file())
+    if args.without:
+        cases = [c for c in cases if args.without not in (c / "candidate.py").read_text(errors="replace")]
+    cases = cases[:args.limit or None]
     settings = Settings()
     if args.timing_budget_s is not None:
         settings.harness.timing_budget_s = args.timing_budget_s
@@ -186,6 +189,8 @@ def main() -> None:
     run.add_argument("--device", default="cuda")
     run.add_argument("--out", help="JSON file for the verdicts and their counts")
     run.add_argument("--limit", type=int, default=0, help="judge only the first N cases")
+    run.add_argument("--without", default="", help="skip candidates whose source contains this text "
+                     "(e.g. load_inline, whose builds take about a minute each in the worker)")
     run.add_argument("--timing-budget-s", type=float, default=None, help="override harness.timing_budget_s")
     args = parser.parse_args()
     prepare(args) if args.command == "prepare" else judge_cases(args)
