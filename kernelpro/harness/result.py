@@ -97,7 +97,7 @@ class EvalResult(BaseModel):
     message: str = ""
     correct: bool = False
     speedup: float | None = None
-    """Reference time over candidate time (ratio of medians over paired rounds)."""
+    """Reference time over candidate time: the median ratio over paired rounds (``harness.stats``)."""
     speedup_ci95: list[float] | None = None
     """The speedup's 95% interval ``[low, high]``: a bootstrap over paired timing rounds (see ``harness.stats``)."""
     speed_verdict: SpeedVerdict | None = None

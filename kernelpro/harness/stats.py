@@ -1,11 +1,17 @@
 """How sure a speedup is: a bootstrap interval over the paired rounds of timing, and the call it supports.
 
-The reference and the candidate are timed in alternating rounds (see ``timing.time_models``), so round ``i`` of
-one and round ``i`` of the other saw the same state of the host and the card. The interval resamples whole
-rounds, keeping those pairs together, and takes the ratio of the two medians each time: a drift that reaches
-both models alike moves both medians and leaves the ratio, which is what a percentile bootstrap of a ratio of
-medians is for. It needs no assumption about the shape of the distribution, which for GPU timings has a long
-right tail.
+The reference and the candidate are timed in alternating rounds (see ``timing.run_timing``), so round ``i`` of
+one and round ``i`` of the other saw the same state of the host and the card. The speedup is taken inside
+those pairs: each block of two consecutive rounds (one with the reference first, one with the candidate
+first, so the order's own effect cancels) gives the geometric mean of its two ratios, and the speedup is the
+median of the blocks' ratios. The interval resamples whole blocks (a percentile bootstrap), which needs no
+assumption about the shape of the distribution; GPU timings have a long right tail.
+
+Why not the ratio of the two models' medians: on the H200 host we measured, the host's speed switches between
+states 2-3x apart from one fraction of a second to the next (``benchmarks/results/host_drift_h200.json``), and
+a host-bound model's samples are then bimodal. Each model's median lands somewhere between the two modes,
+and not at the same place for both, so self against self read up to 1.05-1.06; a ratio inside a pair sees
+one state and stays put.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ RESAMPLES = 2000
 
 @dataclass(frozen=True)
 class SpeedupEstimate:
-    """The ratio of medians (reference over candidate), its 95% interval, and the call it supports."""
+    """The median paired ratio (reference over candidate), its 95% interval, and the call it supports."""
 
     speedup: float
     low: float
@@ -36,27 +42,37 @@ class SpeedupEstimate:
         return (self.high - self.low) / self.speedup if self.speedup > 0 else float("inf")
 
 
-def speedup_interval(reference_ms: Sequence[float], candidate_ms: Sequence[float], *, confidence: float = 0.95,
-                     resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
-    """The ratio of medians and its percentile-bootstrap interval, resampling paired rounds.
+def block_ratios(reference_ms: Sequence[float], candidate_ms: Sequence[float]) -> np.ndarray:
+    """Reference over candidate per block of two consecutive rounds (the geometric mean of the two rounds'
+    ratios); a single round is its own block, and an odd last round is left out.
 
-    The two sequences are the models' samples in round order; when their lengths differ (a call that failed
-    its check ends a round early) the shorter one sets the number of pairs.
+    The sequences are the models' samples in round order; when their lengths differ (a call that failed its
+    check ends a round early) the shorter one sets the number of pairs.
     """
     n = min(len(reference_ms), len(candidate_ms))
     if n == 0:
         raise ValueError("no timed rounds to estimate a speedup from")
     ref = np.asarray(reference_ms[:n], dtype=np.float64)
-    cand = np.maximum(np.asarray(candidate_ms[:n], dtype=np.float64), 1e-9)
-    estimate = float(np.median(ref) / np.median(cand))
+    ratios = ref / np.maximum(np.asarray(candidate_ms[:n], dtype=np.float64), 1e-9)
     if n == 1:
+        return ratios
+    even = n // 2 * 2
+    return np.sqrt(ratios[0:even:2] * ratios[1:even:2])
+
+
+def speedup_interval(reference_ms: Sequence[float], candidate_ms: Sequence[float], *, confidence: float = 0.95,
+                     resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
+    """The median of the paired blocks' ratios (see ``block_ratios``) and its percentile-bootstrap interval."""
+    blocks = block_ratios(reference_ms, candidate_ms)
+    estimate = float(np.median(blocks))
+    if len(blocks) == 1:
         return estimate, estimate, estimate
-    rounds = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    ratios = np.median(ref[rounds], axis=1) / np.median(cand[rounds], axis=1)
+    picks = np.random.default_rng(seed).integers(0, len(blocks), size=(resamples, len(blocks)))
+    medians = np.median(blocks[picks], axis=1)
     tail = (1.0 - confidence) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    # The percentile interval of a median ratio can sit beside the point estimate when few samples are tied;
-    # it always contains it here.
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    # The percentile interval of a median can sit beside the point estimate when few samples are tied; it
+    # always contains it here.
     return estimate, float(min(low, estimate)), float(max(high, estimate))
 
 
