@@ -93,7 +93,9 @@ class HarnessSettings(BaseModel):
     energy: bool = False
     """On CUDA, also measure joules per call and average power through NVML (adds seconds per model)."""
     energy_seconds: float = 1.0
-    """How long each model is run for the energy reading (NVML's counter moves about every 100 ms)."""
+    """How long each energy reading runs (NVML's counter moves about every 100 ms)."""
+    energy_repeats: int = 6
+    """Energy readings per model, in alternating order; the energy ratio's interval rests on them."""
     output_tail_bytes: int = 8192
     """How much of the worker's stdout/stderr is kept for the message (the rest is counted, not kept)."""
     worker_mode: Literal["persistent", "fresh"] = "persistent"

@@ -45,7 +45,8 @@ class Deadline:
                 s = self.settings
                 fitted = s.timeout_reference_factor * self.reference_call_s * planned_calls(s)
                 if s.energy:
-                    fitted += 2 * s.energy_seconds
+                    # every reading runs on to the counter's next tick, up to about 100 ms past its time
+                    fitted += 2 * s.energy_repeats * (s.energy_seconds + 0.2)
                 # timing stops itself at its own cap, which a slow host can reach on any problem
                 self.run_limit_s = max(s.timeout_floor_s + s.timing_budget_s, fitted)
 

@@ -7,6 +7,7 @@ has just poisoned, so no output of the reference can be lying in a freed block f
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,17 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import cpu_load, cuda_driver, energy, integrity, precision, stats, tripwires, walls
+from kernelpro.harness import (
+    cpu_load,
+    cuda_driver,
+    energy,
+    energy_compare,
+    integrity,
+    precision,
+    stats,
+    tripwires,
+    walls,
+)
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness.call_trace import trace_call
 from kernelpro.harness.compare import (
@@ -180,8 +191,6 @@ class Evaluation:
         run = self.guarded(lambda: _no_grad(run_timing)(models, lambda i: self.make_inputs((base + i) % (1 << 62)),
                                                         clock, self.settings, checks), "candidate")
         timings = run.timings
-        if self.settings.energy and self.device.type == "cuda":
-            self.measure_energy(models, self.make_inputs(base), timings)
         result.reference, result.candidate = timings["reference"], timings["candidate"]
         estimate = stats.estimate_speedup(run.costs["reference"], run.costs["candidate"], self.settings.min_effect,
                                           seed=base)
@@ -194,6 +203,8 @@ class Evaluation:
                                     "outputs_checked": checks.checked}
         if load is not None:
             self.mark_contention(result, load.read())
+        if self.settings.energy and self.device.type == "cuda":
+            self.measure_energy(models, self.make_inputs(base), result)
         result.message = (f"correct on {result.trials_checked} input sets and every timed call; "
                           f"{stats.speedup_text(estimate.speedup, [estimate.low, estimate.high])} {estimate.verdict} "
                           f"({timings['candidate'].median_ms:.4g} ms vs {timings['reference'].median_ms:.4g} ms, "
@@ -211,20 +222,43 @@ class Evaluation:
         worst = max(cpu.get("other_cores_before") or 0.0, cpu["other_cores_during"] or 0.0)
         result.contended = worst >= self.settings.cpu_contention_cores
 
-    def measure_energy(self, models: dict[str, Any], inputs: list[Any], timings: dict[str, Any]) -> None:
+    def measure_energy(self, models: dict[str, Any], inputs: list[Any], result: EvalResult) -> None:
+        """Paired NVML readings of both models (``harness.energy_repeats`` each, alternating), compared with
+        their interval (``harness.energy_compare``); the card's state beside every reading."""
         self.enter("energy")
         index = self.device.index or 0
         if reason := energy.unavailable(index):
             self.findings.append(dyn.finding("energy", reason, severity="info"))
             return
+        calls = {}
         for name, model in models.items():
             args = clone_inputs(inputs)
-            repeat = _no_grad(lambda model=model, args=args: model(*args))
-            reading = self.guarded(lambda repeat=repeat: energy.measure_energy(
-                repeat, _device_synchronize, index, self.settings.energy_seconds), name)
-            timings[name].energy_j, timings[name].power_w = reading.joules_per_call, reading.average_watts
-            if name == "candidate":
-                self.after_candidate_call()
+            calls[name] = _no_grad(lambda model=model, args=args: model(*args))
+        readings = self.guarded(lambda: energy.paired_readings(
+            calls, _device_synchronize, index, self.settings.energy_seconds, self.settings.energy_repeats),
+            "candidate")
+        self.after_candidate_call()
+        timings = {"reference": result.reference, "candidate": result.candidate}
+        for name, timing in timings.items():
+            timing.energy_j = statistics.median(r.joules_per_call for r in readings[name])
+            timing.power_w = statistics.median(r.average_watts for r in readings[name])
+        comparison = energy_compare.compare(readings, {n: t.median_ms for n, t in timings.items()},
+                                            self.settings.min_effect)
+        result.energy_ratio, result.energy_ci95 = comparison.energy.ratio, [comparison.energy.low,
+                                                                            comparison.energy.high]
+        result.energy_verdict = comparison.energy.verdict
+        result.edp_ratio, result.edp_ci95 = comparison.edp.ratio, [comparison.edp.low, comparison.edp.high]
+        result.details["energy"] = {**comparison.as_dict(), "repeats": self.settings.energy_repeats,
+                                    "min_seconds": self.settings.energy_seconds,
+                                    "readings": {n: [r.as_dict() for r in rs] for n, rs in readings.items()}}
+        if comparison.replayed:
+            self.findings.append(dyn.finding(
+                "energy_replay", "the candidate ran far faster on the energy readings' one input set than on "
+                "fresh inputs while timed: its energy figures are not trusted", severity="warn"))
+        if comparison.capped:
+            self.findings.append(dyn.finding(
+                "energy_capped", "the card was power- or thermally capped during an energy reading "
+                "(details.energy.readings)", severity="info"))
 
     def set_cpu_threads(self) -> None:
         """Before any model is built (torch.compile fixes its thread count when it compiles): as many threads as

@@ -27,6 +27,7 @@ GUARD_REASONS: dict[str, str] = {
     "stale_memory": "returns memory that it never wrote (left over from earlier work)",
     "l2_persistence": "sets an L2 persistence policy that survives the cache flush",
     "ghost_kernel": "builds a custom kernel that never runs while judged",
+    "energy_replay": "runs far faster on one repeated input set than on fresh inputs (its energy is not trusted)",
     "output_reused": "returns the same output storage from more than one call",
     "below_memory_floor": "measured faster than moving its inputs and outputs at the GPU's peak bandwidth allows",
     "process_snooping": "reads another process's environment, command line or memory, or traces it",
@@ -107,6 +108,17 @@ class EvalResult(BaseModel):
     """The reference's cost is the host's time to issue it, not GPU time: a speedup is a launch-overhead saving."""
     contended: bool = False
     """Timed while other work kept the machine's CPUs busy: the figure is not a speedup to act on."""
+    energy_ratio: float | None = None
+    """With ``harness.energy``: reference joules per call over the candidate's (1.1: 10 % less energy), the
+    geometric mean over paired NVML readings (``harness.energy_compare``)."""
+    energy_ci95: list[float] | None = None
+    """The energy ratio's 95% interval (Student's t over the paired readings' log ratios)."""
+    energy_verdict: str | None = None
+    """``less``, ``more`` or ``same`` energy than the reference at ``harness.min_effect``; ``uncertain`` when the
+    interval allows no call or the readings are not trusted (``energy_replay``)."""
+    edp_ratio: float | None = None
+    """Reference energy-delay product (joules times seconds per call) over the candidate's."""
+    edp_ci95: list[float] | None = None
     candidate: Timing | None = None
     reference: Timing | None = None
     guards: list[GuardFinding] = Field(default_factory=list)
