@@ -16,9 +16,9 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from kernelpro.config import Settings
+from kernelpro.graphs.run_files import RunFiles
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
-from kernelpro.runs import RunFiles
 from kernelpro.search.policy import SearchPolicy
 
 

@@ -8,10 +8,10 @@ from typing import Any
 
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext, ProfileReport
+from kernelpro.graphs.run_files import RunFiles
 from kernelpro.harness.judge import precheck
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
-from kernelpro.runs import RunFiles
 from kernelpro.search.policy import BestFirst
 from kernelpro.tools.registry import ToolContext, tools_by_name
 

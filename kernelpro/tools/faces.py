@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.tools import schemas as s
-from kernelpro.tools.registry import Reply, ToolContext
+from kernelpro.tools.context import Reply, ToolContext
 
 Binder = Callable[[ToolContext], Callable[..., Reply]]
 

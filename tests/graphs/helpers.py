@@ -11,9 +11,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
 from kernelpro.graphs.optimize import builder
+from kernelpro.graphs.run_files import RunFiles
 from kernelpro.graphs.wiring import ROLE_TOOLS, candidate_checks, evaluator
 from kernelpro.llm import ROLE_KEY, UsageMeter
-from kernelpro.runs import RunFiles
 from kernelpro.search.policy import BestFirst
 from kernelpro.tools.registry import ToolContext, tools_by_name
 from tests.conftest import problem
