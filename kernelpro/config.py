@@ -45,6 +45,9 @@ def _default_tolerances() -> dict[str, Tolerance]:
 class HarnessSettings(BaseModel):
     """How the judge checks and times one candidate."""
 
+    backend: Literal["local"] = "local"
+    """Which judge a run uses (``kernelpro.app.JUDGES``): ``local``, the pipeline of sandboxed workers on this
+    machine's GPUs."""
     timeout_s: float = 300.0
     """Wall-time limit for one candidate's worker process (load, checks and timing together), and the cap of the
     limit that ``timeout_floor_s`` and ``timeout_reference_factor`` derive from the reference's speed."""
@@ -207,6 +210,8 @@ class SearchSettings(BaseModel):
     """MCTS first-play urgency: a new child starts at its parent's value less this."""
     plan_prior: float = Field(0.5, ge=0)
     """MCTS: the prior of growing a variant whose ideas are yet to be planned."""
+    planner_code_tokens: int = Field(6000, ge=0)
+    """How much of the fastest variants' code the planner sees, in tokens (about four characters each)."""
     beam_width: int = Field(2, ge=1)
     """Beam: how many of the fastest variants are grown at once."""
     beam_ideas: int = Field(2, ge=1)

@@ -56,14 +56,14 @@ def _durations(text: Optional[str]) -> Optional[float]:
 def run_optimize(reference: Optional[Path], device: str, model: Optional[str], max_iters: Optional[int],
                  time_budget: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
-                 no_memory: bool, no_profile: bool) -> None:
+                 no_memory: bool, no_profile: bool, policy: Optional[str] = None) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
+    from kernelpro.app import build_context
     from kernelpro.graphs.context import Budgets
     from kernelpro.graphs.optimize import builder
     from kernelpro.graphs.run_files import RunFiles, RunNotFound, new_run_id
-    from kernelpro.graphs.wiring import build_context
     from kernelpro.harness.judge import resolve_device
     from kernelpro.llm import UsageMeter, llm_configured
 
@@ -71,6 +71,12 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     settings = load_settings()
     if model:
         settings.llm.model = model
+    if policy is not None:
+        from kernelpro.search.policies import POLICIES
+
+        if policy not in ("auto", *POLICIES):
+            _fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
+        settings.search.policy = policy  # type: ignore[assignment]
     runs_dir = runs_dir or settings.runs_dir
 
     if resume:
@@ -88,6 +94,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         no_memory, no_profile = meta.get("no_memory", no_memory), meta.get("no_profile", no_profile)
         if meta.get("model") and not model:
             settings.llm.model = meta["model"]
+        if meta.get("search_policy") and policy is None:
+            settings.search.policy = meta["search_policy"]
     try:
         problem = load_problem(reference)
     except ProblemError as error:
@@ -100,7 +108,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         files = RunFiles.create(runs_dir, run_id, {
             "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
             "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
-            "no_memory": no_memory, "no_profile": no_profile})
+            "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy})
     run_id = files.root.name
     use_llm = llm_configured(settings)
     if not use_llm:
@@ -193,12 +201,14 @@ def register(app: typer.Typer) -> None:
         no_memory: Annotated[bool, typer.Option("--no-memory", help="Neither read nor write the search "
                                                                     "memory.")] = False,
         no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
+        policy: Annotated[Optional[str], typer.Option("--policy", help="Search policy: auto (mcts with a model, "
+                                                      "recipes without), greedy, beam, mcts or recipes.")] = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
-                     interactive, resume, as_json, no_memory, no_profile)
+                     interactive, resume, as_json, no_memory, no_profile, policy)
 
 
 __all__ = ["register", "run_optimize"]

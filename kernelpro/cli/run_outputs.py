@@ -29,7 +29,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
     meta = files.meta()
     summary = RunSummary(
         run_id=files.root.name, problem=context.problem.name, device=context.device, gpu_name=context.gpu,
-        policy="llm" if context.uses_llm else "recipes", models=models, status=status,
+        idea_source=context.idea_source, search_policy=context.policy.name, models=models, status=status,
         stop_reason=state.get("stop_reason", ""),
         started_at=datetime.fromisoformat(meta["created"].replace("Z", "+00:00")),
         ended_at=datetime.now(timezone.utc), iterations=state.get("iteration", 0),
@@ -52,7 +52,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "report_md": str(paths.markdown), "candidates_judged": summary.candidates_judged,
             "llm_cost_usd": round(meter.spent_usd, 6) if meter is not None else 0.0,
             "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
-            "policy": summary.policy}
+            "idea_source": summary.idea_source, "search_policy": summary.search_policy}
 
 
 def _no_improvement_reason(tree: Any) -> str:

@@ -144,7 +144,7 @@ def test_without_a_model_it_says_so_and_runs_the_recipes(tmp_path):
     assert proc.returncode == 0, stderr[-3000:]
     assert "No language model is configured" in stderr and "KERNELPRO_LLM__MODEL" in stderr
     result = last_json(stdout)
-    assert result["policy"] == "recipes" and result["candidates_judged"] == 1
+    assert result["search_policy"] == result["idea_source"] == "recipes" and result["candidates_judged"] == 1
     logged = json.loads(Path(result["results"]).read_text().splitlines()[0])
     assert logged["origin"].startswith("recipe:")
     recipe = (Path(result["run_dir"]) / "candidates" / f"{logged['variant']}.py").read_text()

@@ -165,7 +165,7 @@ def test_without_a_model_the_recipes_are_planned_and_a_typed_idea_is_declined(se
     (asked,) = graph.get_state(config).interrupts  # the recipes are offered again
     assert asked.value["ideas"][0]["title"] == "compile_default"
     graph, config = run(context, Command(resume={"action": "stop"}), saver=saver)
-    assert state_of(graph, config)["status"] == "stopped" and state_of(graph, config)["policy"] == "recipes"
+    assert state_of(graph, config)["status"] == "stopped" and state_of(graph, config)["idea_source"] == "recipes"
 
 
 def test_one_judging_worker_serves_the_whole_run(settings, tmp_path):
