@@ -87,7 +87,8 @@ class Step:
         """The step's labelled lines in report order, the empty ones left out (an idea always shows)."""
         v = self.variant
         labelled = [("Led by", self.led_by), ("Idea", v.idea or "-"), ("Outcome", self.outcome),
-                    ("Profile", v.profile_notes or v.no_profile), ("Findings", ", ".join(v.findings)), ("Lesson", v.lesson)]
+                    ("Profile", v.profile_notes or v.no_profile), ("Findings", ", ".join(v.findings)),
+                    ("Lesson", v.lesson)]
         return [(label, text) for label, text in labelled if text]
 
     @property

@@ -77,7 +77,8 @@ def make_context(settings: Settings, tmp_path: Path, models: dict | None, *, max
     tools = {role: [available[name] for name in names if name in available] for role, names in ROLE_TOOLS.items()}
     context = OptimizeContext(
         tools=tools, settings=settings, problem=problem(problem_name), device="cpu", gpu="CPU test", files=files,
-        policy=build_policy(policy, settings.search, uses_llm=models is not None), evaluate=evaluator(settings, "cpu"), models=models, meter=meter, memory=memory,
+        policy=build_policy(policy, settings.search, uses_llm=models is not None),
+        evaluate=evaluator(settings, "cpu"), models=models, meter=meter, memory=memory,
         budgets=Budgets(max_iters=max_iters, time_s=time_s, usd=usd), interactive=interactive,
         checks=candidate_checks(settings))
     OPEN_CONTEXTS.append(context)
