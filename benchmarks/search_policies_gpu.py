@@ -11,6 +11,7 @@ Prepare the inputs here (they are gitignored and small), then run on the GPU hos
 
     python benchmarks/search_policies_gpu.py prepare            # writes benchmarks/inputs/search_policies/
     python benchmarks/search_policies_gpu.py run --out "$OUT"   # on the GPU: $OUT/search_policies_h200.json
+    python benchmarks/search_policies_gpu.py run --out "$OUT" --cases L1_T001   # one case per call
 """
 
 from __future__ import annotations
@@ -80,13 +81,14 @@ def replay(server: OpenAIServer, candidates: list[str]) -> None:
     server.responder = respond
 
 
-def run(out: Path, max_iters: int, batch: int) -> None:
-    report: dict = {"max_iters": max_iters, "batch_size": batch, "runs": []}
+def run(out: Path, max_iters: int, batch: int, cases: list[str], policies: list[str], extra: list[str],
+        device: str = "cuda") -> None:
+    report: dict = {"device": device, "max_iters": max_iters, "batch_size": batch, "extra_args": extra, "runs": []}
     out.mkdir(parents=True, exist_ok=True)
-    for case in CASES:
+    for case in cases:
         folder = INPUTS / case
         candidates = [(folder / f"{v}.py").read_text() for v in ("first", "current")]
-        for policy in POLICIES:
+        for policy in policies:
             with OpenAIServer() as server, tempfile.TemporaryDirectory() as scratch:
                 replay(server, candidates)
                 env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
@@ -96,8 +98,8 @@ def run(out: Path, max_iters: int, batch: int) -> None:
                             "KERNELPRO_SEARCH__BATCH_SIZE": str(batch)})
                 started = time.monotonic()
                 done = subprocess.run([sys.executable, "-m", "kernelpro.cli", "optimize", str(folder / "reference.py"),
-                                       "--device", "cuda", "--max-iters", str(max_iters), "--policy", policy,
-                                       "--runs-dir", str(out / "runs" / case / policy), "--json"],
+                                       "--device", device, "--max-iters", str(max_iters), "--policy", policy,
+                                       "--runs-dir", str(out / "runs" / case / policy), "--json", *extra],
                                       env=env, cwd=ROOT, capture_output=True, text=True, timeout=3000)
                 lines = done.stdout.strip().splitlines()
                 summary = json.loads(lines[-1]) if done.returncode == 0 and lines else {}
@@ -108,7 +110,8 @@ def run(out: Path, max_iters: int, batch: int) -> None:
                 print(json.dumps({k: entry[k] for k in ("case", "policy", "returncode", "wall_s")}
                                  | {"best": summary.get("best_speedup"), "judged": summary.get("candidates_judged")}),
                       flush=True)
-    (out / "search_policies_h200.json").write_text(json.dumps(report, indent=1) + "\n")
+    name = "search_policies_h200" + ("" if list(cases) == list(CASES) else "_" + "_".join(cases))
+    (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
 
 
 def main() -> None:
@@ -120,11 +123,16 @@ def main() -> None:
     go.add_argument("--out", type=Path, required=True)
     go.add_argument("--max-iters", type=int, default=6)
     go.add_argument("--batch", type=int, default=3)
+    go.add_argument("--cases", nargs="+", default=list(CASES))
+    go.add_argument("--policies", nargs="+", default=list(POLICIES))
+    go.add_argument("--device", default="cuda", help="cpu for a smoke test of the script itself")
+    go.add_argument("--no-profile", action="store_true", help="pass --no-profile to every run (faster)")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.cases_dir)
     else:
-        run(args.out, args.max_iters, args.batch)
+        run(args.out, args.max_iters, args.batch, args.cases, args.policies,
+            ["--no-profile"] if args.no_profile else [], args.device)
 
 
 if __name__ == "__main__":

@@ -111,9 +111,12 @@ def profiler(files: RunFiles, tool_context: ToolContext | None = None) -> Profil
         except Exception as error:  # noqa: BLE001 - a profile is evidence, not a verdict: the run goes on without it
             workdir.mkdir(parents=True, exist_ok=True)
             (workdir / "error.txt").write_text(f"{type(error).__name__}: {error}\n")
-            return None
+            return ProfileReport(text="", finding_ids=[], headline="no profile", gpu_s=time.monotonic() - start,
+                                 missing=f"the profiler failed ({type(error).__name__}: {str(error)[:300]})")
         if profiled.diagnosis is None:
-            return None
+            why = profiled.profile.error or "Nsight Compute saw no kernel it could profile"
+            return ProfileReport(text="", finding_ids=[], headline="no profile", gpu_s=time.monotonic() - start,
+                                 missing=f"not profiled: {why[:300]}")
         if tool_context is not None and profiled.profile.csv_path:
             tool_context.latest_profile = Path(profiled.profile.csv_path)
         return ProfileReport(text=profiled.render(), finding_ids=profiled.finding_ids, headline=profiled.headline,

@@ -93,8 +93,10 @@ def profile(state: OptimizeState, runtime: Ctx) -> Command[Literal["interpret", 
         if variant.speedup is None or variant.profile_notes:
             continue  # no profile for a failure; a twin's profile came with its verdict
         report = ctx.profile(ctx.problem, variant.source) if ctx.profile is not None else None
-        if report is None:
-            variant.no_profile = ctx.no_profile_reason or "the profiler could not measure it (see profiles/)"
+        if report is None or report.missing:
+            variant.no_profile = (report.missing if report is not None else "") or ctx.no_profile_reason or \
+                "the profiler could not measure it (see profiles/)"
+            gpu_s += report.gpu_s if report is not None else 0.0
             events.append(f"profile {variant.id}: no profile ({variant.no_profile})")
             continue
         variant.profile_notes, variant.findings, variant.no_profile = report.text, report.finding_ids, ""

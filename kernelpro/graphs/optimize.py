@@ -42,11 +42,12 @@ def baseline(state: OptimizeState, runtime: Ctx) -> Command[Literal["select"]]:
               f"from {'the language model' if ctx.idea_source == 'llm' else 'the built-in recipes'}"]
     gpu_s = 0.0
     report = ctx.profile(ctx.problem, None) if ctx.profile is not None else None
-    if report is not None:
+    if report is not None and not report.missing:
         root.profile_notes, root.findings, gpu_s = report.text, report.finding_ids, report.gpu_s
         events.append(f"reference profiled: {report.headline}")
     else:
-        root.no_profile = ctx.no_profile_reason or "the profiler could not measure the reference"
+        root.no_profile = (report.missing if report is not None else "") or ctx.no_profile_reason or \
+            "the profiler could not measure the reference"
     return Command(goto="select", update={"variants": tree.to_state(), "iteration": 0, "status": "running",
                                           "idea_source": ctx.idea_source, "search_policy": ctx.policy.name,
                                           "gpu_s": gpu_s, "events": events, "pending": [], "planning": []})

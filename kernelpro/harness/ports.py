@@ -46,11 +46,14 @@ class ProfileReport(BaseModel):
     gpu_s: float = 0.0
     data: dict[str, Any] = Field(default_factory=dict)
     """The full diagnosis as JSON, for the read_metrics tool and the report."""
+    missing: str = ""
+    """Why there is no profile (the profiler failed, ncu saw no kernel...); set only on a report without one."""
 
 
 class Profiler(Protocol):
     def __call__(self, problem: Problem, source: str | None) -> ProfileReport | None:
-        """Profile the candidate (the reference when ``source`` is None); None when no profile could be had."""
+        """Profile the candidate (the reference when ``source`` is None). When no profile could be had: a report
+        with ``missing`` saying why (or None when the profiler cannot say)."""
         ...
 
 

@@ -41,6 +41,7 @@ def test_one_iteration_plans_codes_judges_critiques_and_stops_at_the_iteration_b
     assert best.lesson == "Fusing ReLU and scale saves one pass." and best.techniques == ["fusion"]
     # the planner saw the problem and the coder had its tools; the judge's verdict reached the critic
     assert "torch.relu(x) * self.scale" in agents["planner"].requests[0].text
+    assert "not profiled: Nsight Compute profiles need a GPU" in agents["planner"].requests[0].text  # and why
     assert {"compile_check", "cutlass_search", "final_answer"} <= set(agents["coder"].bound_tools[0])
     assert "judge_candidate" not in agents["coder"].bound_tools[0]  # only the graph judges
     assert "fuse relu and scale" in agents["coder"].requests[0].text
@@ -272,3 +273,19 @@ def test_a_run_killed_while_judging_resumes_with_its_candidates_written(settings
     assert state["iteration"] == 2 and len(agents["coder"].requests) == 2  # nothing written twice
     assert len(batches) == 2 and sorted(batches[0]) == sorted(batches[1])  # the batch, judged whole, once
     assert context.evaluate.stats.judged == 2
+
+
+def test_the_planner_sees_the_code_of_the_fastest_variants_and_mcts_runs_the_batch(settings, tmp_path):
+    settings.search.batch_size = 2
+    variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
+    agents = scripted_agents(planner=[plan_reply("fuse", "relu"), plan_reply("again", "more")],
+                             coder=[code_reply(HONEST), code_reply(variant), code_reply(HONEST.replace(
+                                 "* self.scale", "* self.scale + 0.0"))],
+                             critic=[review_reply()] * 3)
+    context = make_context(settings, tmp_path, agents, max_iters=3, policy="mcts")
+    graph, config = run(context)
+    state = state_of(graph, config)
+    assert state["search_policy"] == "mcts" and state["iteration"] == 3
+    assert any(e.startswith("select (mcts): ") for e in state["events"])
+    second = agents["planner"].requests[1].text
+    assert "## The code of the fastest variants" in second and "class ModelNew" in second
