@@ -69,7 +69,7 @@ def replay(server: OpenAIServer, candidates: list[str]) -> None:
         if role == "coder":
             source = candidates[next(coded) % len(candidates)]
             answer = {"summary": "a replayed CUDA-L1 kernel", "code": "@python:1"}
-            return Completion(f"```python\n{source}```\n```json\n{json.dumps(answer)}\n```",
+            return Completion(f"```python\n{source.rstrip()}\n```\n```json\n{json.dumps(answer)}\n```",
                               prompt_tokens=3000, completion_tokens=400)
         if role == "profiler-interpreter":
             reading = {"limiter": "replayed", "evidence": ["replayed"], "next_steps": ["replayed"]}
