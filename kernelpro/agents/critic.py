@@ -32,7 +32,7 @@ class CriticInput(BaseModel):
     idea: str
     candidate_source: str
     result: str
-    diagnosis: str
+    profile: str
 
 
 def review(model: BaseChatModel, view: CriticInput, *, tools: Sequence[BaseTool] = (),

@@ -1,4 +1,4 @@
-"""The planner: from the diagnosis, earlier variants side by side and remembered lessons, ranked ideas to try."""
+"""The planner: from the variant's profile, earlier variants side by side and remembered lessons, ranked ideas."""
 
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ class PlannerInput(BaseModel):
     gpu: str
     variant_label: str
     variant_summary: str
-    diagnosis: str
+    profile: str
     leaderboard: str
+    variants_code: str = "none yet"
     lessons: str
     max_ideas: int = 4
 

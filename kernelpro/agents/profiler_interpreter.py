@@ -1,4 +1,4 @@
-"""The profiler-interpreter: reads the micro-profiling tools' findings and writes the diagnosis the planner uses."""
+"""The profiler-interpreter: reads the micro-profiling tools' findings and writes the reading the planner uses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from kernelpro.agents.protocol import AgentAnswer, ask
 from kernelpro.agents.templates import render
 
 
-class Diagnosis(BaseModel):
+class ProfileReading(BaseModel):
+    """The interpreter's reading of a profile: what limits the kernel now, and what to try."""
+
     limiter: str = Field(description="what limits the kernel now, named plainly (e.g. 'uncoalesced global loads')")
     evidence: list[str] = Field(description="the two or three measurements that show it")
     next_steps: list[str] = Field(description="what to try next, most promising first")
@@ -36,4 +38,4 @@ class InterpreterInput(BaseModel):
 def interpret(model: BaseChatModel, view: InterpreterInput, *, tools: Sequence[BaseTool] = (),
               mode: str = "auto") -> AgentAnswer:
     return ask(model, system=render("interpreter_system"), prompt=render("interpreter_task", **view.model_dump()),
-               output=Diagnosis, tools=tools, mode=mode)
+               output=ProfileReading, tools=tools, mode=mode)

@@ -1,7 +1,8 @@
-"""What the optimisation graph needs but never checkpoints: settings, models, the judge, the profiler, memory.
+"""What the optimisation graph needs but never checkpoints: settings, models, the ports, the policy.
 
-The graph reaches the GPU only through `Evaluator` and `Profiler`, so it does not know whether candidates are
-judged in a local worker or elsewhere.
+The graph reaches the GPU and the memory only through the ports of ``harness.ports`` (``Evaluator``,
+``Profiler``, ``Memory``, ``Gate``), so it does not know whether candidates are judged in a local worker or
+elsewhere. ``kernelpro.app`` builds this context from the settings.
 """
 
 from __future__ import annotations
@@ -9,44 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from kernelpro.config import Settings
-from kernelpro.harness.result import EvalResult
+from kernelpro.graphs.run_files import RunFiles
+from kernelpro.harness.ports import Evaluator, Gate, MeasureAll, Memory, Profiler, ProfileReport
 from kernelpro.problem import Problem
-from kernelpro.runs import RunFiles
 from kernelpro.search.policy import SearchPolicy
 
-
-class Evaluator(Protocol):
-    def __call__(self, problem: Problem, source: str) -> EvalResult: ...
-    def rejudge(self, problem: Problem, sources: Sequence[str]) -> list[EvalResult]:
-        """Judge the finalists again, head to head with the reference, with more rounds."""
-        ...
-    def close(self) -> None: ...
-
-
-class ProfileReport(BaseModel):
-    """What the micro-profiling tools said about one candidate."""
-
-    text: str  # the rendered findings, for the interpreter (or, without an LLM, the diagnosis itself)
-    finding_ids: list[str]  # ranked
-    headline: str  # one line: the top finding
-    gpu_s: float = 0.0
-    data: dict[str, Any] = {}  # the full diagnosis as JSON, for the read_metrics tool and the report
-
-
-class Profiler(Protocol):
-    def __call__(self, problem: Problem, source: str) -> ProfileReport | None: ...
-
-
-class Memory(Protocol):
-    def lessons(self, problem: Problem, query: str) -> str: ...
-    def remember(self, records: Sequence[Any]) -> int: ...
+__all__ = ["Budgets", "Evaluator", "Gate", "Memory", "OptimizeContext", "ProfileReport", "Profiler"]
 
 
 class Budgets(BaseModel):
@@ -57,8 +33,8 @@ class Budgets(BaseModel):
 
     @property
     def recursion_limit(self) -> int:
-        # at most ~10 steps per judged candidate, plus retries of empty plans; always bounded
-        return self.max_iters * 12 + 40
+        # at most ~14 steps per batch (a batch judges at least one candidate), plus empty plans; always bounded
+        return self.max_iters * 14 + 60
 
 
 @dataclass
@@ -75,6 +51,7 @@ class OptimizeContext:
     meter: Any = None  # UsageMeter: tokens and dollars, raises BudgetExceeded
     profile: Profiler | None = None
     memory: Memory | None = None
+    gate: Gate = field(default_factory=MeasureAll)
     tools: Mapping[str, Sequence[BaseTool]] = field(default_factory=dict)  # role -> tools it may call
     tool_mode: str = "auto"
     interactive: bool = False
@@ -84,6 +61,17 @@ class OptimizeContext:
     @property
     def uses_llm(self) -> bool:
         return self.models is not None
+
+    @property
+    def idea_source(self) -> str:
+        """The planner's ideas with a model (unless the policy is the recipes), the built-in recipes without."""
+        return "llm" if self.uses_llm and self.policy.name != "recipes" else "recipes"
+
+    @property
+    def no_profile_reason(self) -> str:
+        return "" if self.profile is not None else (
+            "not profiled: Nsight Compute profiles need a GPU" if self.device != "cuda" else
+            "not profiled: profiling is off in this run")
 
     def model(self, role: str) -> BaseChatModel:
         assert self.models is not None

@@ -1,4 +1,8 @@
-"""The optimisation graph's state: plain, JSON-friendly data, so every step checkpoints to SQLite."""
+"""The optimisation graph's state: plain, JSON-friendly data, so every step checkpoints to SQLite.
+
+Nodes return only what they changed: ``variants`` merges key by key (the variants a node touched), and the
+parallel coder branches of one batch each return their own variant.
+"""
 
 from __future__ import annotations
 
@@ -6,38 +10,35 @@ import operator
 from typing import Annotated, Any, Literal, TypedDict
 
 RunStatus = Literal["running", "completed", "stopped", "failed"]
+IdeaSource = Literal["llm", "recipes"]
 
 
 def merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Dict updates merge key by key: a node returns only the variants (or idea queues) it changed."""
+    """Dict updates merge key by key: a node returns only the variants it changed."""
     return {**(left or {}), **(right or {})}
 
 
-class Draft(TypedDict):
-    """A candidate written but not yet judged."""
+def latest_usage(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """The meter's latest snapshot: parallel branches share one meter, so the one that counted most is newest."""
+    def spent(usage: dict[str, Any] | None) -> tuple[float, int]:
+        total = (usage or {}).get("total", {})
+        return total.get("cost_usd", 0.0), total.get("prompt_tokens", 0) + total.get("completion_tokens", 0)
 
-    id: str
-    parent_id: str
-    idea: str
-    origin: str  # "llm" or "recipe:<name>"
-    source: str
-    notes: str  # the coder's summary, or why the pre-judge checks still complain
-    fixes: list[list[str]]  # compile errors the coder fixed on the way: [error, what it changed]
+    return right if right is not None and spent(right) >= spent(left) else (left or {})
 
 
 class OptimizeState(TypedDict, total=False):
     run_id: str
-    policy: Literal["llm", "recipes"]
-    variants: Annotated[dict[str, dict[str, Any]], merge]  # VariantTree.to_state()
-    ideas: Annotated[dict[str, list[dict[str, Any]]], merge]  # variant id -> ideas not yet tried, best first
-    exhausted: Annotated[list[str], operator.add]  # variants with nothing left to try
-    selected: str | None  # the variant being expanded
-    draft: Draft | None
-    last: str | None  # the variant judged most recently
+    idea_source: IdeaSource  # where ideas come from: the language model's planner, or the built-in recipes
+    search_policy: str  # the policy's name (``search.policies``)
+    variants: Annotated[dict[str, dict[str, Any]], merge]  # VariantTree.to_state(), a node's changes merged in
+    planning: list[str]  # variants waiting for a plan (the policy asked for ideas)
+    pending: list[str]  # the batch: children born from this step's expansions, waiting for code and verdicts
+    judged: list[str]  # the batch's variants that got a verdict, for profile, interpret, critique, observe
     iteration: int  # candidates judged
     elapsed_s: Annotated[float, operator.add]  # time spent inside nodes (a paused or killed run does not count)
     gpu_s: Annotated[float, operator.add]  # judge and profiler time on the GPU
-    usage: dict[str, Any]  # UsageMeter.to_dict(): tokens and dollars per agent
+    usage: Annotated[dict[str, Any], latest_usage]  # UsageMeter.to_dict(): tokens and dollars per agent
     events: Annotated[list[str], operator.add]  # what happened, one line each, for the report and the terminal
     status: RunStatus
     stop_reason: str

@@ -56,9 +56,28 @@ def leaderboard_text(tree: VariantTree, n: int = 6) -> str:
     for variant in tree.leaderboard(n):
         outcome = (speedup_text(variant.deciding_speedup, variant.speedup_ci95) if variant.speedup is not None
                    else describe_result(EvalResult.model_validate(variant.result)) if variant.result else "not judged")
-        diagnosis = f"; diagnosis: {variant.diagnosis.splitlines()[0][:200]}" if variant.diagnosis else ""
-        rows.append(f"- {variant.id} [{variant.kind}] {outcome}: {variant.idea[:300]}{diagnosis}")
+        notes = variant.profile_notes or variant.no_profile
+        profiled = f"; profile: {notes.splitlines()[0][:200]}" if notes else ""
+        rows.append(f"- {variant.id} [{variant.kind}] {outcome}: {variant.idea[:300]}{profiled}")
     return "\n".join(rows) or "none yet: this is the first attempt"
+
+
+CHARS_PER_TOKEN = 4  # a rough count for code; the budget is a bound on prompt size, not a tokenizer's figure
+
+
+def variants_code(tree: VariantTree, token_budget: int) -> str:
+    """The code of the leaderboard's variants (fastest first, the slowest last for contrast), whole files while
+    they fit in ``token_budget``; a variant that does not fit is named with how much was left out."""
+    left = token_budget * CHARS_PER_TOKEN
+    parts = []
+    for variant in tree.leaderboard():
+        label = f"### {variant.id} ({variant.kind}, {speedup_text(variant.deciding_speedup, variant.speedup_ci95)})"
+        if len(variant.source) > left:
+            parts.append(f"{label}\n(code left out: {len(variant.source)} characters over the prompt's budget)")
+            continue
+        left -= len(variant.source)
+        parts.append(f"{label}\n```python\n{variant.source.strip()}\n```")
+    return "\n\n".join(parts) or "none yet: this is the first attempt"
 
 
 def recipe_lesson(variant: Variant, problem: str, gpu: str) -> str:

@@ -22,12 +22,13 @@ def cost_text(usage: RoleUsage) -> str:
 
 def overview(run: RunSummary) -> list[tuple[str, str]]:
     """The run at a glance, as (label, value) pairs."""
-    policy = run.policy if run.policy == "recipes" or not run.models else \
+    ideas = run.idea_source if run.idea_source == "recipes" or not run.models else \
         f"llm ({', '.join(f'{role}: {model}' for role, model in run.models.items())})"
     return [
         ("Run", run.run_id), ("Problem", run.problem),
         ("Device", run.device + (f" ({run.gpu_name})" if run.gpu_name else "")),
-        ("Policy", policy), ("Status", run.status + (f": {run.stop_reason}" if run.stop_reason else "")),
+        ("Ideas from", ideas), ("Search policy", run.search_policy or "-"),
+        ("Status", run.status + (f": {run.stop_reason}" if run.stop_reason else "")),
         ("Started", run.started_at.isoformat(timespec="seconds")),
         ("Ended", run.ended_at.isoformat(timespec="seconds") if run.ended_at else "-"),
         ("Iterations", str(run.iterations)), ("Candidates judged", str(run.candidates_judged)),
@@ -78,7 +79,7 @@ class Step:
                 again = speedup_text(final.get("speedup"), final.get("speedup_ci95"))
                 text = f"{text.rstrip()}; re-judged as a finalist: {again} {final.get('speed_verdict') or ''}"
             return text.rstrip()
-        message = (v.result or {}).get("message", "") or v.diagnosis
+        message = (v.result or {}).get("message", "") or v.failure
         return f"{v.verdict}" + (f": {message.splitlines()[0][:200]}" if message else "")
 
     @property
@@ -86,15 +87,16 @@ class Step:
         """The step's labelled lines in report order, the empty ones left out (an idea always shows)."""
         v = self.variant
         labelled = [("Led by", self.led_by), ("Idea", v.idea or "-"), ("Outcome", self.outcome),
-                    ("Diagnosis", v.diagnosis), ("Findings", ", ".join(v.findings)), ("Lesson", v.lesson)]
+                    ("Profile", v.profile_notes or v.no_profile), ("Findings", ", ".join(v.findings)),
+                    ("Lesson", v.lesson)]
         return [(label, text) for label, text in labelled if text]
 
     @property
     def led_by(self) -> str:
-        """The parent's diagnosis and findings: what this step was answering."""
+        """The parent's profile and findings: what this step was answering."""
         if self.parent is None:
             return ""
-        parts = [self.parent.diagnosis] if self.parent.diagnosis else []
+        parts = [self.parent.profile_notes] if self.parent.profile_notes else []
         if self.parent.findings:
             parts.append("findings: " + ", ".join(self.parent.findings))
         return "; ".join(parts)

@@ -26,10 +26,12 @@ class RunSummary(BaseModel):
     problem: str
     device: str
     gpu_name: str | None = None
-    policy: Literal["llm", "recipes"]
+    idea_source: Literal["llm", "recipes"]
     """``llm``: agents wrote candidates; ``recipes``: only the built-in recipes (no LLM configured)."""
+    search_policy: str = ""
+    """The search policy that chose what to grow (``greedy``, ``beam``, ``mcts``, ``recipes``)."""
     models: dict[str, str] = Field(default_factory=dict)
-    """Model name per agent role, when the policy is ``llm``."""
+    """Model name per agent role, when the ideas came from ``llm``."""
     status: Literal["completed", "stopped", "failed"]
     stop_reason: str = ""
     started_at: datetime

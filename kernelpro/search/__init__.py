@@ -1,9 +1,10 @@
-"""The search: the variant tree, the policies that choose what to expand, and the built-in recipes."""
+"""The search: the variant tree and its lifecycle, the policies that choose what to grow, and the recipes."""
 
 from kernelpro.search.kinds import Kind, detect_kind
-from kernelpro.search.policy import BestFirst, SearchPolicy
+from kernelpro.search.policies import POLICIES, build_policy
+from kernelpro.search.policy import Expansion, SearchPolicy
 from kernelpro.search.recipes import Recipe, recipe_expansions, recipes_for
-from kernelpro.search.tree import Variant, VariantTree
+from kernelpro.search.tree import Idea, Variant, VariantTree
 
-__all__ = ["BestFirst", "Kind", "Recipe", "SearchPolicy", "Variant", "VariantTree", "detect_kind",
-           "recipe_expansions", "recipes_for"]
+__all__ = ["POLICIES", "Expansion", "Idea", "Kind", "Recipe", "SearchPolicy", "Variant", "VariantTree",
+           "build_policy", "detect_kind", "recipe_expansions", "recipes_for"]

@@ -1,38 +1,41 @@
-"""Search policies: which variant the optimisation graph expands next, and what a judgement teaches them.
+"""What the optimisation loop asks of a search policy, and the rules every policy shares.
 
-The graph knows a policy only through ``SearchPolicy``. A policy keeps no state of its own between calls:
-everything it learns goes into the tree (``visits``, ``value``), which the graph checkpoints, so a resumed run
-continues where it stopped with a freshly built policy.
+A policy proposes a batch of ``Expansion``s: which variant to grow and with which of its planned ideas. When a
+variant worth growing has no idea queued, the proposal is ``Expansion(parent, None)``: the loop asks the planner
+(or the recipes) for that variant's ideas, queues them on it with their priors (``VariantTree.add_ideas``) and
+asks the policy again. A policy keeps no state of its own between calls: everything it needs is in the tree,
+which the graph checkpoints, so a resumed run continues with a freshly built policy.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from kernelpro.search.tree import Variant, VariantTree
+from kernelpro.search.tree import Idea, Variant, VariantTree
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """Grow ``parent_id`` with ``idea`` (None: plan ideas for it first); ``prior`` is how promising it looked."""
+
+    parent_id: str
+    idea: Idea | None
+    prior: float = 0.0
 
 
 @runtime_checkable
 class SearchPolicy(Protocol):
-    """What the graph asks of a search policy.
-
-    The graph's loop: ``select`` a variant, create children of it (LLM or recipes), judge each, and call
-    ``observe`` once per judged (or failed) child.
-    """
-
     name: str
 
-    def select(self, tree: VariantTree, exclude: AbstractSet[str] = frozenset()) -> str | None:
-        """The id of the variant to expand next, or None when nothing is worth expanding.
-
-        ``exclude``: variants the graph found nothing more to try from (no recipe left, an empty plan).
-        """
+    def propose(self, tree: VariantTree, budget: int) -> list[Expansion]:
+        """At most ``budget`` expansions to write and judge together; empty when nothing is worth trying.
+        Either every expansion has an idea, or every one asks for a plan (``idea`` None)."""
         ...
 
-    def observe(self, tree: VariantTree, variant_id: str) -> None:
-        """Update the tree's search statistics after ``variant_id`` got its verdict (or failed)."""
+    def observe(self, tree: VariantTree, variant_ids: list[str]) -> None:
+        """After a batch's verdicts: refresh the tree's ``visits``/``value`` shown in the report."""
         ...
 
 
@@ -41,56 +44,79 @@ def baseline_speedup(variant: Variant) -> float | None:
     return 1.0 if variant.kind == "reference" else variant.speedup
 
 
-class BestFirst:
-    """Always expand the fastest correct variant (or the reference) that is still worth expanding.
+@dataclass(frozen=True)
+class Rules:
+    """What every policy respects when it grows a variant.
 
-    Progressive widening: a node may have at most ``widening * (visits + 1) ** alpha`` children, and never more
-    than ``max_children``, so the search deepens a good node before it fans out. Dead-end pruning: a node whose
-    last ``dead_end_after`` judged children all failed or gained less than ``min_gain`` over it is not expanded
-    again.
-
-    ``value`` is the best speedup seen in a variant's subtree (0 when none is correct) and ``visits`` counts
-    the verdicts below and at it.
+    Progressive widening: a variant may have at most ``widening * (visits + 1) ** alpha`` children (visits: the
+    verdicts in its subtree), never more than ``max_children``, so a search deepens a good variant before it fans
+    out. Dead-end pruning: a variant whose last ``dead_end_after`` settled children all failed or gained less than
+    ``min_gain`` over it is not grown again. Planning: a variant whose queue ran dry is planned again at most
+    ``max_plans`` times in all (the planner sees what its children did); a plan with nothing new exhausts it.
     """
 
-    name = "best_first"
+    max_children: int = 8
+    widening: float = 2.0
+    alpha: float = 0.5
+    dead_end_after: int = 3
+    min_gain: float = 0.02
+    max_plans: int = 3
 
-    def __init__(self, max_children: int = 8, widening: float = 2.0, alpha: float = 0.5, dead_end_after: int = 3,
-                 min_gain: float = 0.02) -> None:
-        if max_children < 1 or dead_end_after < 1 or widening <= 0:
-            raise ValueError("max_children and dead_end_after must be at least 1, widening positive")
-        self.max_children = max_children
-        self.widening = widening
-        self.alpha = alpha
-        self.dead_end_after = dead_end_after
-        self.min_gain = min_gain
+    def __post_init__(self) -> None:
+        if self.max_children < 1 or self.dead_end_after < 1 or self.widening <= 0 or self.max_plans < 1:
+            raise ValueError("max_children, dead_end_after and max_plans must be at least 1, widening positive")
 
-    def child_limit(self, variant: Variant) -> int:
-        """How many children ``variant`` may have now."""
-        return min(self.max_children, max(1, math.floor(self.widening * (variant.visits + 1) ** self.alpha)))
+    def child_limit(self, visits: int, boost: float = 1.0) -> int:
+        """How many children a variant with ``visits`` verdicts below it may have; ``boost`` widens promising
+        ones (MCTS's asymmetric branching)."""
+        return min(self.max_children, max(1, math.floor(self.widening * boost * (visits + 1) ** self.alpha)))
 
     def is_dead_end(self, tree: VariantTree, variant: Variant) -> bool:
-        """The last ``dead_end_after`` judged children all failed or did not improve on ``variant``."""
         base = baseline_speedup(variant) or 0.0
-        settled = [c for c in tree.children(variant.id) if c.status != "pending"]
+        settled = [c for c in tree.children(variant.id) if c.settled]
         recent = settled[-self.dead_end_after:]
         if len(recent) < self.dead_end_after:
             return False
         return all(c.speedup is None or c.speedup < base * (1 + self.min_gain) for c in recent)
 
-    def expandable(self, tree: VariantTree) -> list[Variant]:
-        """Variants worth expanding, best first."""
-        ranked = sorted((v for v in tree if baseline_speedup(v) is not None and not v.flagged),
-                        key=lambda v: (-(baseline_speedup(v) or 0.0), v.depth))
-        return [v for v in ranked if len(tree.children(v.id)) < self.child_limit(v)
-                and not self.is_dead_end(tree, v)]
+    def can_grow(self, tree: VariantTree, variant: Variant, visits: int, boost: float = 1.0,
+                 extra_children: int = 0) -> bool:
+        """Correct, not flagged, not exhausted, under its child limit, not a dead end, with ideas or plans left."""
+        if baseline_speedup(variant) is None or variant.flagged or variant.exhausted:
+            return False
+        if len(tree.children(variant.id)) + extra_children >= self.child_limit(visits, boost):
+            return False
+        if not variant.ideas and variant.plans >= self.max_plans:
+            return False
+        return not self.is_dead_end(tree, variant)
 
-    def select(self, tree: VariantTree, exclude: AbstractSet[str] = frozenset()) -> str | None:
-        candidates = [v for v in self.expandable(tree) if v.id not in exclude]
-        return candidates[0].id if candidates else None
 
-    def observe(self, tree: VariantTree, variant_id: str) -> None:
-        reward = tree.get(variant_id).speedup or 0.0
-        for variant in tree.path_to(variant_id):
-            variant.visits += 1
-            variant.value = max(variant.value, reward)
+def subtree_visits(tree: VariantTree) -> dict[str, int]:
+    """Settled variants at and below each variant (the reference counts as its own visit)."""
+    visits = {v.id: 0 for v in tree}
+    for variant in tree:
+        if variant.settled:
+            for node in tree.path_to(variant.id):
+                visits[node.id] += 1
+    return visits
+
+
+def plan_requests(expansions: list[Expansion]) -> list[Expansion]:
+    """The proposals that need a plan first, one per parent; when there are any, they are the whole proposal."""
+    seen: dict[str, Expansion] = {}
+    for expansion in expansions:
+        if expansion.idea is None and expansion.parent_id not in seen:
+            seen[expansion.parent_id] = expansion
+    return list(seen.values())
+
+
+def refresh_statistics(tree: VariantTree) -> None:
+    """``visits`` (verdicts at and below) and ``value`` (the best speedup in the subtree, 0 when none)."""
+    visits = subtree_visits(tree)
+    for variant in tree:
+        variant.visits = visits[variant.id]
+        variant.value = 0.0
+    for variant in tree:
+        reward = variant.speedup or 0.0 if variant.kind != "reference" else 0.0
+        for node in tree.path_to(variant.id):
+            node.value = max(node.value, reward)

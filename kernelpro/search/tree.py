@@ -1,151 +1,26 @@
 """The tree of variants a search grows: the reference at the root, each child one attempt to improve its parent.
 
 The tree lives in the optimisation graph's state as a plain ``dict[str, dict]`` (``to_state``/``from_state``),
-so a checkpoint can store it as JSON; ``VariantTree`` is the view that answers questions about it.
+so a checkpoint can store it as JSON; ``VariantTree`` is the view that answers questions about it and the one
+way variants are born (``spawn``), get their code (``write_code``) and their verdicts (``record``,
+``mark_failed``).
 """
 
 from __future__ import annotations
 
-import ast
-import hashlib
-from collections.abc import Iterator
-from datetime import datetime, timezone
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
-from kernelpro.search.kinds import Kind, detect_kind
+from kernelpro.search.kinds import detect_kind
+from kernelpro.search.variant import Idea, Variant, normalised_source, variant_id
 
-VariantStatus = Literal["pending", "judged", "failed"]
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-class Variant(BaseModel):
-    """One node of the search tree: a candidate, what it tried, and what the judge said of it."""
-
-    id: str
-    """Short and stable: derived from the parent and the source (see ``VariantTree.spawn``)."""
-    parent_id: str | None = None
-    depth: int = 0
-    source: str
-    """The candidate's code; the root's is the reference problem."""
-    kind: Kind
-    idea: str = ""
-    """What this variant tried, in a sentence."""
-    origin: str = "llm"
-    """``reference``, ``llm`` or ``recipe:<name>`` (names joined by ``+`` when one recipe combines several)."""
-    status: VariantStatus = "pending"
-    """pending: not judged yet; judged: the judge returned a verdict (any verdict); failed: no verdict could be
-    had (no code came out of the coder, or judging itself broke)."""
-    result: dict[str, Any] | None = None
-    """The ``EvalResult`` as a JSON dict."""
-    speedup: float | None = None
-    """Reference time over candidate time; None unless the judge found the variant correct."""
-    diagnosis: str = ""
-    """What profiling said about this variant, in short."""
-    findings: list[str] = Field(default_factory=list)
-    """Diagnosis ids (``memory_bound``, ``register_spills``...) that profiling found."""
-    lesson: str = ""
-    """What this attempt taught, for the search memory."""
-    techniques: list[str] = Field(default_factory=list)
-    """Technique tags (the planner's or the critic's), for the search memory."""
-    review: dict[str, Any] | None = None
-    """The critic's review, when a language model wrote one."""
-    flagged: bool = False
-    """The critic suspects a reward hack or a correctness risk: kept and reported, never chosen as the best."""
-    compile_fixes: list[tuple[str, str]] = Field(default_factory=list)
-    """Compile errors the coder fixed on the way to this candidate, with what it changed."""
-    final: dict[str, Any] | None = None
-    """The finalists' re-judgment (head to head with the reference, more rounds, a fresh worker), when this
-    variant was one; the run's best is chosen from these."""
-    visits: int = 0
-    value: float = 0.0
-    """Search statistics; their meaning belongs to the policy that updates them (``SearchPolicy.observe``)."""
-    created_at: datetime = Field(default_factory=_now)
-    iteration: int = 0
-
-    @property
-    def correct(self) -> bool:
-        return self.speedup is not None
-
-    @property
-    def deciding_result(self) -> EvalResult | None:
-        """The verdict that decides whether this variant improves on the reference: the finalists' re-judgment
-        when there is one, else the first."""
-        data = self.final or self.result
-        return EvalResult.model_validate(data) if data else None
-
-    @property
-    def improves(self) -> bool:
-        """Correct and faster than the reference beyond the interval and the minimum effect, on a quiet machine."""
-        result = self.deciding_result
-        return self.kind != "reference" and self.correct and not self.flagged and result is not None and \
-            result.improves
-
-    @property
-    def deciding_speedup(self) -> float | None:
-        result = self.deciding_result
-        return result.speedup if result is not None and result.status == "ok" else self.speedup
-
-    @property
-    def speedup_ci95(self) -> list[float] | None:
-        result = self.deciding_result
-        return result.speedup_ci95 if result is not None else None
-
-    @property
-    def problem_findings(self) -> list[dict[str, Any]]:
-        """What the judge found wrong with the problem itself while judging this variant (``constant_output``)."""
-        return list((self.result or {}).get("problem_findings") or [])
-
-    @property
-    def verdict(self) -> str:
-        """The judge's status (``ok``, ``incorrect``...), or the variant's own status when it has no result."""
-        return str(self.result["status"]) if self.result else self.status
-
-    @property
-    def recipes(self) -> list[str]:
-        """The built-in recipes this variant applied itself (empty unless its origin is ``recipe:...``)."""
-        return self.origin.removeprefix("recipe:").split("+") if self.origin.startswith("recipe:") else []
-
-    def record(self, result: EvalResult) -> None:
-        """Store the judge's verdict; the speedup counts only for a correct variant."""
-        self.status = "judged"
-        self.result = result.model_dump(mode="json")
-        self.speedup = result.speedup if result.status == "ok" and result.correct else None
-
-    def mark_failed(self, why: str) -> None:
-        """No verdict could be had; ``why`` goes into the diagnosis."""
-        self.status = "failed"
-        self.diagnosis = why
+__all__ = ["Idea", "Variant", "VariantTree", "normalised_source", "speedup_text", "variant_id"]
 
 
 def _recipe_set(origin: str) -> frozenset[str]:
     return frozenset(origin.removeprefix("recipe:").split("+")) if origin.startswith("recipe:") else frozenset()
-
-
-def normalised_source(source: str) -> str:
-    """The code's syntax tree without docstrings (comments and layout are gone once parsed); the text itself when
-    it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
-                isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, annotate_fields=False)
-
-
-def variant_id(parent_id: str | None, source: str) -> str:
-    """Eight hex digits of a hash of the parent and the source: the same attempt gets the same id."""
-    return hashlib.sha256(f"{parent_id or ''}\n{source}".encode()).hexdigest()[:8]
 
 
 class VariantTree:
@@ -167,7 +42,7 @@ class VariantTree:
         """A new tree holding only the reference."""
         tree = cls()
         tree.add(Variant(id=variant_id(None, reference_source), source=reference_source, kind="reference",
-                         idea="the reference", origin="reference", status="judged", speedup=1.0))
+                         idea="the reference implementation", origin="reference", status="judged", speedup=1.0))
         return tree
 
     # -- building ---------------------------------------------------------------------------------------
@@ -179,16 +54,60 @@ class VariantTree:
         self.variants[variant.id] = variant
         return variant
 
-    def spawn(self, parent_id: str, source: str, idea: str, origin: str, iteration: int = 0) -> Variant:
-        """Add a pending child of ``parent_id``; a second identical child gets a suffixed id."""
+    def spawn(self, parent_id: str, source: str, idea: str, origin: str, iteration: int = 0, *,
+              prior: float = 0.0, techniques: Iterable[str] = (), expected_speedup: float | None = None) -> Variant:
+        """Add a pending child of ``parent_id``. ``source`` may be empty when the code is yet to be written
+        (``write_code``); the id comes from the parent and the source (or the idea), a second identical child
+        gets a suffixed id."""
         parent = self.get(parent_id)
-        base = new_id = variant_id(parent_id, source)
+        base = new_id = variant_id(parent_id, source or f"idea: {idea}")
         suffix = 1
         while new_id in self.variants:
             suffix += 1
             new_id = f"{base}-{suffix}"
         return self.add(Variant(id=new_id, parent_id=parent_id, depth=parent.depth + 1, source=source,
-                                kind=detect_kind(source), idea=idea, origin=origin, iteration=iteration))
+                                kind=detect_kind(source) if source else "pytorch", idea=idea, origin=origin,
+                                iteration=iteration, prior=prior, techniques=list(techniques),
+                                expected_speedup=expected_speedup))
+
+    def spawn_from(self, parent_id: str, idea: Idea, iteration: int = 0) -> Variant:
+        """A pending child for ``idea``, which leaves the parent's queue of untried ideas."""
+        parent = self.get(parent_id)
+        parent.ideas = [i for i in parent.ideas if i != idea]
+        return self.spawn(parent_id, idea.source or "", idea.description, idea.origin, iteration, prior=idea.prior,
+                          techniques=idea.techniques, expected_speedup=idea.expected_speedup)
+
+    def write_code(self, variant_id: str, source: str, compile_fixes: Iterable[tuple[str, str]] = ()) -> Variant:
+        """The pending variant's code, once written; its kind follows from it."""
+        variant = self.get(variant_id)
+        if variant.settled:
+            raise ValueError(f"variant {variant_id} already has its verdict; its code cannot change")
+        variant.source, variant.kind = source, detect_kind(source)
+        variant.compile_fixes = [tuple(f) for f in compile_fixes]  # type: ignore[misc]
+        return variant
+
+    def record(self, variant_id: str, result: EvalResult) -> Variant:
+        """The judge's verdict on a pending variant."""
+        variant = self.get(variant_id)
+        variant.record(result)
+        return variant
+
+    def mark_failed(self, variant_id: str, why: str) -> Variant:
+        """No verdict could be had for the variant (no code came out of the coder, the gate set it aside...)."""
+        variant = self.get(variant_id)
+        variant.mark_failed(why)
+        return variant
+
+    def add_ideas(self, variant_id: str, ideas: Iterable[Idea]) -> list[Idea]:
+        """Queue a new plan's ideas at the variant, most promising first; an empty plan exhausts it."""
+        variant = self.get(variant_id)
+        tried = {c.idea for c in self.children(variant_id)} | {i.description for i in variant.ideas}
+        fresh = [i for i in ideas if i.description not in tried]
+        variant.plans += 1
+        variant.ideas = sorted([*variant.ideas, *fresh], key=lambda i: -i.prior)
+        if not fresh:
+            variant.exhausted = True
+        return fresh
 
     # -- queries ----------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -210,6 +129,10 @@ class VariantTree:
     @property
     def root(self) -> Variant:
         return next(v for v in self.variants.values() if v.parent_id is None)
+
+    def pending(self) -> list[Variant]:
+        """Variants waiting for code or a verdict, in the order they were added."""
+        return [v for v in self.variants.values() if not v.settled]
 
     def children(self, variant_id: str) -> list[Variant]:
         """Children in the order they were added."""
@@ -266,10 +189,6 @@ class VariantTree:
         if len(found) <= n or n < 2:
             return found[:n]
         return [*found[: n - 1], found[-1]]
-
-    def duplicate_of(self, source: str) -> Variant | None:
-        """A variant anywhere in the tree with exactly this source (judging it again would teach nothing)."""
-        return next((v for v in self.variants.values() if v.source == source), None)
 
     def equivalent_of(self, source: str, origin: str = "") -> Variant | None:
         """A judged candidate that is the same as this one: the same code once comments, docstrings and layout

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.tools import schemas as s
-from kernelpro.tools.registry import Reply, ToolContext
+from kernelpro.tools.context import Reply, ToolContext
 
 Binder = Callable[[ToolContext], Callable[..., Reply]]
 
@@ -75,8 +75,11 @@ def judge_candidate(context: ToolContext) -> Callable[..., Reply]:
         args = s.JudgeArgs(**kwargs)
         if context.problem is None:
             raise ValueError("no problem is loaded in this session, so there is nothing to judge against")
-        result = judge(context.problem, args.source, device=context.device, settings=context.settings,
-                       timing=args.timing)
+        if context.evaluator is not None and args.timing:  # the session's judge: its workers are already up
+            result = context.evaluator.judge_many(context.problem, [args.source])[0]
+        else:
+            result = judge(context.problem, args.source, device=context.device, settings=context.settings,
+                           timing=args.timing)
         head = f"{result.status}" + (f" ({result.reason})" if result.reason else "")
         lines = [f"{head}: {result.message}"]
         lines += [f"guard {g.severity} {g.reason}: {g.message}" for g in result.guards]

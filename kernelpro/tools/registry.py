@@ -8,37 +8,15 @@ fit the schema, come back as a message the model can act on.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, ValidationError
 
-from kernelpro.config import Settings
-from kernelpro.problem import Problem
+from kernelpro.tools import faces
+from kernelpro.tools.context import Reply, ToolContext
 
 MAX_CONTENT_CHARS = 8000
-Reply = tuple[str, Any]
-
-
-@dataclass
-class ToolContext:
-    """What the tools of one run share: settings, the problem being optimised, and lazily opened backends."""
-
-    settings: Settings
-    problem: Problem | None = None
-    device: str = "auto"
-    run_id: str = "interactive"
-    gpu: str | None = None
-    latest_profile: Path | None = None  # the CSV of the last profile taken in this run, for read_metrics
-    _backends: dict[str, Any] = field(default_factory=dict)
-
-    def backend(self, name: str, make: Callable[[], Any]) -> Any:
-        """Open a backend (the CUTLASS index, the memory store) on first use and keep it for the run."""
-        if name not in self._backends:
-            self._backends[name] = make()
-        return self._backends[name]
 
 
 def _clip(text: str) -> str:
@@ -69,8 +47,6 @@ def face(name: str, description: str, schema: type[BaseModel], run: Callable[...
 
 def build_tools(context: ToolContext) -> list[BaseTool]:
     """Every tool, bound to ``context``."""
-    from kernelpro.tools import faces
-
     return [face(name, description, schema, run(context)) for name, description, schema, run in faces.CATALOGUE]
 
 

@@ -8,13 +8,13 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from kernelpro.app import ROLE_TOOLS, candidate_checks, evaluator
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
 from kernelpro.graphs.optimize import builder
-from kernelpro.graphs.wiring import ROLE_TOOLS, candidate_checks, evaluator
+from kernelpro.graphs.run_files import RunFiles
 from kernelpro.llm import ROLE_KEY, UsageMeter
-from kernelpro.runs import RunFiles
-from kernelpro.search.policy import BestFirst
+from kernelpro.search.policies import build_policy
 from kernelpro.tools.registry import ToolContext, tools_by_name
 from tests.conftest import problem
 from tests.support.scripted_model import ScriptedChatModel, tool_call
@@ -71,13 +71,14 @@ OPEN_CONTEXTS: list[OptimizeContext] = []  # closed after each test (tests/graph
 def make_context(settings: Settings, tmp_path: Path, models: dict | None, *, max_iters: int = 1,
                  interactive: bool = False, memory: Any = None, meter: UsageMeter | None = None,
                  time_s: float | None = None, usd: float | None = None,
-                 problem_name: str = "repeated_relu") -> OptimizeContext:
+                 problem_name: str = "repeated_relu", policy: str = "greedy") -> OptimizeContext:
     files = RunFiles.create(tmp_path / "runs", "run-test", {})
     available = tools_by_name(ToolContext(settings, problem(problem_name), device="cpu", run_id="run-test"))
     tools = {role: [available[name] for name in names if name in available] for role, names in ROLE_TOOLS.items()}
     context = OptimizeContext(
         tools=tools, settings=settings, problem=problem(problem_name), device="cpu", gpu="CPU test", files=files,
-        policy=BestFirst(), evaluate=evaluator(settings, "cpu"), models=models, meter=meter, memory=memory,
+        policy=build_policy(policy, settings.search, uses_llm=models is not None),
+        evaluate=evaluator(settings, "cpu"), models=models, meter=meter, memory=memory,
         budgets=Budgets(max_iters=max_iters, time_s=time_s, usd=usd), interactive=interactive,
         checks=candidate_checks(settings))
     OPEN_CONTEXTS.append(context)

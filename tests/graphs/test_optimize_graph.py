@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from kernelpro.graphs.optimize import builder
 from kernelpro.llm import UsageMeter
 from kernelpro.search.tree import VariantTree
 from tests.conftest import candidate
@@ -39,6 +41,7 @@ def test_one_iteration_plans_codes_judges_critiques_and_stops_at_the_iteration_b
     assert best.lesson == "Fusing ReLU and scale saves one pass." and best.techniques == ["fusion"]
     # the planner saw the problem and the coder had its tools; the judge's verdict reached the critic
     assert "torch.relu(x) * self.scale" in agents["planner"].requests[0].text
+    assert "not profiled: Nsight Compute profiles need a GPU" in agents["planner"].requests[0].text  # and why
     assert {"compile_check", "cutlass_search", "final_answer"} <= set(agents["coder"].bound_tools[0])
     assert "judge_candidate" not in agents["coder"].bound_tools[0]  # only the graph judges
     assert "fuse relu and scale" in agents["coder"].requests[0].text
@@ -165,7 +168,7 @@ def test_without_a_model_the_recipes_are_planned_and_a_typed_idea_is_declined(se
     (asked,) = graph.get_state(config).interrupts  # the recipes are offered again
     assert asked.value["ideas"][0]["title"] == "compile_default"
     graph, config = run(context, Command(resume={"action": "stop"}), saver=saver)
-    assert state_of(graph, config)["status"] == "stopped" and state_of(graph, config)["policy"] == "recipes"
+    assert state_of(graph, config)["status"] == "stopped" and state_of(graph, config)["idea_source"] == "recipes"
 
 
 def test_one_judging_worker_serves_the_whole_run(settings, tmp_path):
@@ -210,3 +213,79 @@ def test_a_re_judgment_that_breaks_leaves_the_first_verdicts_deciding(settings, 
     assert any("finalists could not be re-judged (RuntimeError: no worker could start)" in e for e in state["events"])
     best = VariantTree.from_state(state["variants"]).best()
     assert best is not None and best.final is None and best.improves
+
+
+class Killed(RuntimeError):
+    """Stands for the process dying: the checkpoint keeps what finished before it."""
+
+
+def killed(messages):
+    raise Killed("the run died while this candidate was being written")
+
+
+def test_a_run_killed_mid_batch_resumes_without_rewriting_or_rejudging_anything(settings, tmp_path):
+    """Two coder branches of one batch: one finishes, the run dies in the other; the resumed run writes only the
+    unfinished one, then judges the batch once."""
+    settings.search.batch_size = 2
+    variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
+    agents = scripted_agents(planner=[plan_reply("fuse", "relu")],
+                             coder=[code_reply(HONEST), killed, code_reply(variant)],
+                             critic=[review_reply(), review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=2)
+    graph = builder().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": context.budgets.recursion_limit}
+    with pytest.raises(Killed):
+        graph.invoke({"run_id": "run-test"}, config, context=context, durability="sync")
+    waiting = VariantTree.from_state(state_of(graph, config)["variants"]).pending()
+    assert len(waiting) == 2 and not results_log(context)  # the batch is in the checkpoint, unjudged
+    graph.invoke(None, config, context=context, durability="sync")
+    state = state_of(graph, config)
+    assert state["status"] == "completed" and state["iteration"] == 2
+    assert len(agents["coder"].requests) == 3  # the finished branch was not run again
+    children = [v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"]
+    assert sorted(v.source for v in children) == sorted([HONEST, variant])
+    assert context.evaluate.stats.judged == 2  # one verdict each, in one batch
+    assert sorted(e["variant"] for e in results_log(context) if "final_of" not in e) == sorted(v.id for v in children)
+
+
+def test_a_run_killed_while_judging_resumes_with_its_candidates_written(settings, tmp_path):
+    settings.search.batch_size = 2
+    variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
+    agents = scripted_agents(planner=[plan_reply("fuse", "relu")], coder=[code_reply(HONEST), code_reply(variant)],
+                             critic=[review_reply(), review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=2)
+    judge_many = context.evaluate.judge_many
+    batches = []
+
+    def dies_once(problem, sources):
+        batches.append(list(sources))
+        if len(batches) == 1:
+            raise Killed("the run died while judging")
+        return judge_many(problem, sources)
+
+    context.evaluate.judge_many = dies_once
+    graph = builder().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": context.budgets.recursion_limit}
+    with pytest.raises(Killed):
+        graph.invoke({"run_id": "run-test"}, config, context=context, durability="sync")
+    graph.invoke(None, config, context=context, durability="sync")
+    state = state_of(graph, config)
+    assert state["iteration"] == 2 and len(agents["coder"].requests) == 2  # nothing written twice
+    assert len(batches) == 2 and sorted(batches[0]) == sorted(batches[1])  # the batch, judged whole, once
+    assert context.evaluate.stats.judged == 2
+
+
+def test_the_planner_sees_the_code_of_the_fastest_variants_and_mcts_runs_the_batch(settings, tmp_path):
+    settings.search.batch_size = 2
+    variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
+    agents = scripted_agents(planner=[plan_reply("fuse", "relu"), plan_reply("again", "more")],
+                             coder=[code_reply(HONEST), code_reply(variant), code_reply(HONEST.replace(
+                                 "* self.scale", "* self.scale + 0.0"))],
+                             critic=[review_reply()] * 3)
+    context = make_context(settings, tmp_path, agents, max_iters=3, policy="mcts")
+    graph, config = run(context)
+    state = state_of(graph, config)
+    assert state["search_policy"] == "mcts" and state["iteration"] == 3
+    assert any(e.startswith("select (mcts): ") for e in state["events"])
+    second = agents["planner"].requests[1].text
+    assert "## The code of the fastest variants" in second and "class ModelNew" in second

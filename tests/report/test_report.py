@@ -17,7 +17,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def run_and_tree() -> tuple[RunSummary, VariantTree, dict[str, str]]:
     tree = VariantTree.with_root(problem("scale_relu").source)
     root = tree.root
-    root.diagnosis = "memory_bound: two passes over x"
+    root.profile_notes = "memory_bound: two passes over x"
     root.findings = ["memory_bound", "launch_overhead"]
     fused = tree.spawn(root.id, candidate("honest_scale_relu"), "fuse <relu> & scale in one pass", "llm", 1)
     fused.record(EvalResult(status="ok", correct=True, speedup=1.75, speedup_ci95=[1.7, 1.8], speed_verdict="faster"))
@@ -28,7 +28,7 @@ def run_and_tree() -> tuple[RunSummary, VariantTree, dict[str, str]]:
     graphed.record(EvalResult(status="ok", correct=True, speedup=2.4, speedup_ci95=[2.3, 2.5], speed_verdict="faster"))
     started = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
     run = RunSummary(
-        run_id="run-<1>", problem="scale_relu", device="cuda", gpu_name="NVIDIA H200", policy="llm",
+        run_id="run-<1>", problem="scale_relu", device="cuda", gpu_name="NVIDIA H200", idea_source="llm",
         models={"planner": "openai/gpt-5", "coder": "anthropic/<coder>"}, status="stopped",
         stop_reason="budget: $2 spent", started_at=started, ended_at=started + timedelta(minutes=12, seconds=5),
         iterations=2, candidates_judged=3, best_variant_id=graphed.id, best_speedup=2.4, best_speedup_ci95=[2.3, 2.5],
@@ -80,7 +80,7 @@ def test_a_run_whose_candidates_are_not_faster_says_keep_the_reference(tmp_path)
     tree = VariantTree.with_root(problem("scale_relu").source)
     same = tree.spawn(tree.root.id, candidate("honest_scale_relu"), "the same ops", "llm", 1)
     same.record(EvalResult(status="ok", correct=True, speedup=1.01, speedup_ci95=[0.99, 1.02], speed_verdict="same"))
-    run = RunSummary(run_id="r1", problem="scale_relu", device="cpu", policy="llm", status="completed",
+    run = RunSummary(run_id="r1", problem="scale_relu", device="cpu", idea_source="llm", status="completed",
                      started_at=datetime.now(timezone.utc), no_improvement_reason="1 correct candidate(s), none "
                      "measurably faster")
     assert tree.best() is None
@@ -93,7 +93,7 @@ def test_a_run_whose_candidates_are_not_faster_says_keep_the_reference(tmp_path)
 
 def test_a_run_with_nothing_judged_still_reports(tmp_path):
     tree = VariantTree.with_root(problem("scale_relu").source)
-    run = RunSummary(run_id="r0", problem="scale_relu", device="cpu", policy="recipes", status="failed",
+    run = RunSummary(run_id="r0", problem="scale_relu", device="cpu", idea_source="recipes", status="failed",
                      stop_reason="no recipe applies", started_at=datetime.now(timezone.utc))
     paths = write_report(run, tree, tmp_path)
     text = paths.markdown.read_text()

@@ -1,94 +1,171 @@
-"""BestFirst: expands the best correct variant, widens progressively, prunes dead ends."""
+"""The search policies through the tree's lifecycle API: proposals, plan requests, widening, dead ends."""
 
 from __future__ import annotations
 
 import pytest
 
+from kernelpro.config import SearchSettings
 from kernelpro.harness.result import EvalResult
-from kernelpro.search.policy import BestFirst, SearchPolicy
-from kernelpro.search.tree import VariantTree
+from kernelpro.search.greedy import Beam, Greedy
+from kernelpro.search.mcts import MCTS
+from kernelpro.search.policies import build_policy, resolve_policy_name
+from kernelpro.search.policy import Rules, SearchPolicy
+from kernelpro.search.priors import rank_priors
+from kernelpro.search.rewards import CORRECT_FLOOR, RewardScale
+from kernelpro.search.tree import Idea, VariantTree
 from tests.conftest import problem
 
 
-def judged(tree: VariantTree, policy: BestFirst, parent: str, speedup: float | None, tag: str) -> str:
-    """Add a child of ``parent`` with a verdict (correct at ``speedup``, or incorrect) and observe it."""
-    child = tree.spawn(parent, f"class ModelNew: pass  # {tag}", tag, "llm")
-    child.record(EvalResult(status="ok", correct=True, speedup=speedup) if speedup is not None
-                 else EvalResult(status="incorrect", reason="mismatch"))
-    policy.observe(tree, child.id)
+def ideas(*titles: str, priors: list[float] | None = None) -> list[Idea]:
+    planned = [Idea(title=t, description=f"{t}, in one kernel") for t in titles]
+    return rank_priors(planned, base=priors)
+
+
+def judged(tree: VariantTree, parent: str, speedup: float | None, tag: str) -> str:
+    """A child of ``parent`` born through the lifecycle API, with a verdict (correct at ``speedup``, or not)."""
+    child = tree.spawn(parent, "", tag, "llm")
+    tree.write_code(child.id, f"class ModelNew: pass  # {tag}")
+    tree.record(child.id, EvalResult(status="ok", correct=True, speedup=speedup) if speedup is not None
+                else EvalResult(status="incorrect", reason="mismatch"))
     return child.id
 
 
-def test_best_first_is_a_search_policy():
-    assert isinstance(BestFirst(), SearchPolicy)
+def fresh_tree() -> VariantTree:
+    return VariantTree.with_root(problem("scale_relu").source)
 
 
-def test_starts_at_the_reference_then_follows_the_best():
-    tree = VariantTree.with_root(problem("scale_relu").source)
-    policy = BestFirst()
+@pytest.mark.parametrize("name", ["greedy", "beam", "mcts", "recipes"])
+def test_every_policy_is_built_by_name_and_is_a_search_policy(name):
+    policy = build_policy(name, SearchSettings())
+    assert isinstance(policy, SearchPolicy) and policy.name == name
+
+
+def test_auto_is_mcts_with_a_model_and_recipes_without_and_unknown_names_are_refused():
+    assert resolve_policy_name("auto", uses_llm=True) == "mcts"
+    assert resolve_policy_name("auto", uses_llm=False) == "recipes"
+    with pytest.raises(ValueError, match="unknown search policy 'best'"):
+        resolve_policy_name("best", uses_llm=True)
+
+
+@pytest.mark.parametrize("policy", [Greedy(), Beam(), MCTS()])
+def test_an_unplanned_reference_asks_for_a_plan_first(policy):
+    tree = fresh_tree()
+    (request,) = policy.propose(tree, 4)
+    assert request.parent_id == tree.root.id and request.idea is None
+
+
+def test_greedy_takes_the_best_variants_ideas_in_order_within_its_widening_allowance():
+    tree = fresh_tree()
+    tree.add_ideas(tree.root.id, ideas("a", "b", "c"))
+    proposed = Greedy().propose(tree, 4)
+    # one verdict (the reference's) allows floor(2 * sqrt(2)) = 2 children
+    assert [e.idea.title for e in proposed] == ["a", "b"]
+    assert proposed[0].prior > proposed[1].prior
+
+
+def test_greedy_follows_the_fastest_variant():
+    tree = fresh_tree()
     root = tree.root.id
-    assert policy.select(tree) == root
-    judged(tree, policy, root, 1.3, "a")
-    best = judged(tree, policy, root, 2.0, "b")
-    assert policy.select(tree) == best
-    better = judged(tree, policy, best, 3.0, "c")
-    assert policy.select(tree) == better
+    judged(tree, root, 1.3, "slow")
+    fast = judged(tree, root, 2.0, "fast")
+    tree.add_ideas(fast, ideas("x"))
+    (expansion,) = Greedy().propose(tree, 1)
+    assert expansion.parent_id == fast and expansion.idea.title == "x"
 
 
-def test_observe_updates_visits_and_values_up_the_path():
-    tree = VariantTree.with_root(problem("scale_relu").source)
-    policy = BestFirst()
+def test_spawning_an_idea_takes_it_off_the_queue_and_an_empty_plan_exhausts_the_variant():
+    tree = fresh_tree()
     root = tree.root.id
-    a = judged(tree, policy, root, 1.5, "a")
-    b = judged(tree, policy, a, 2.5, "b")
-    judged(tree, policy, a, None, "c")
-    assert [tree.get(i).visits for i in (root, a, b)] == [3, 3, 1]
-    assert [tree.get(i).value for i in (root, a, b)] == [2.5, 2.5, 2.5]
+    (first, second) = tree.add_ideas(root, ideas("a", "b"))
+    child = tree.spawn_from(root, first, iteration=1)
+    assert child.status == "pending" and child.prior == first.prior and tree.get(root).ideas == [second]
+    assert tree.pending() == [child]
+    assert tree.add_ideas(root, ideas("a")) == []  # already tried: nothing new
+    assert tree.get(root).exhausted and Greedy().propose(tree, 2) == []
 
 
-def test_progressive_widening_caps_children_then_widens_with_visits():
-    policy = BestFirst(max_children=3, widening=1.0, alpha=0.5, dead_end_after=10)
-    tree = VariantTree.with_root(problem("scale_relu").source)
-    root = tree.root
-    assert policy.child_limit(root) == 1
-    tree.spawn(root.id, "class ModelNew: pass  # pending", "pending", "llm")
-    assert policy.select(tree) is None  # one pending child fills the first slot
-    root.visits = 3
-    assert policy.child_limit(root) == 2 and policy.select(tree) == root.id
-    root.visits = 100
-    assert policy.child_limit(root) == 3
-
-
-def test_dead_ends_are_not_expanded_again():
-    tree = VariantTree.with_root(problem("scale_relu").source)
-    policy = BestFirst(dead_end_after=2, min_gain=0.05)
+def test_a_dead_end_is_not_grown_again():
+    tree = fresh_tree()
     root = tree.root.id
-    best = judged(tree, policy, root, 2.0, "best")
-    other = judged(tree, policy, root, 1.5, "other")
-    judged(tree, policy, best, None, "fails")
-    assert policy.select(tree) == best  # one failure is not yet a dead end
-    judged(tree, policy, best, 1.2, "slower")
-    assert policy.is_dead_end(tree, tree.get(best))
-    assert policy.select(tree) == other
+    good = judged(tree, root, 2.0, "good")
+    for tag in ("x", "y", "z"):
+        judged(tree, good, None, tag)
+    rules = Rules(max_children=10, widening=10)
+    assert rules.is_dead_end(tree, tree.get(good))
+    tree.add_ideas(good, ideas("more"))
+    tree.add_ideas(root, ideas("other"))
+    for policy in (Greedy(rules), MCTS(rules)):
+        assert {e.parent_id for e in policy.propose(tree, 2)} == {root}
 
 
-def test_nothing_to_expand_gives_none():
-    tree = VariantTree.with_root(problem("scale_relu").source)
-    policy = BestFirst(dead_end_after=1)
-    judged(tree, policy, tree.root.id, None, "broken")
-    assert policy.select(tree) is None
+def test_beam_spreads_a_batch_over_its_width():
+    tree = fresh_tree()
+    root = tree.root.id
+    a, b = judged(tree, root, 2.0, "a"), judged(tree, root, 1.8, "b")
+    judged(tree, root, 1.1, "c")
+    tree.add_ideas(a, ideas("a1", "a2"))
+    tree.add_ideas(b, ideas("b1", "b2"))
+    proposed = Beam(width=2, ideas_each=2).propose(tree, 4)
+    assert [(e.parent_id, e.idea.title) for e in proposed] == [(a, "a1"), (b, "b1"), (a, "a2"), (b, "b2")]
+
+
+def test_mcts_follows_priors_and_never_proposes_one_idea_twice_in_a_batch():
+    tree = fresh_tree()
+    tree.add_ideas(tree.root.id, ideas("likely", "unlikely", priors=[0.9, 0.1]))
+    proposed = MCTS(Rules(widening=4)).propose(tree, 3)
+    assert [e.idea.title for e in proposed] == ["likely", "unlikely"]  # two ideas: no third proposal
+
+
+def test_mcts_virtual_loss_spreads_a_batch_over_good_subtrees():
+    tree = fresh_tree()
+    root = tree.root.id
+    a, b = judged(tree, root, 2.0, "a"), judged(tree, root, 1.9, "b")
+    tree.get(root).exhausted = True
+    tree.add_ideas(a, ideas("a1", "a2", "a3"))
+    tree.add_ideas(b, ideas("b1", "b2", "b3"))
+    parents = [e.parent_id for e in MCTS(virtual_loss=1.0).propose(tree, 2)]
+    assert sorted(parents) == sorted([a, b])
+    assert [e.parent_id for e in MCTS(virtual_loss=0.0).propose(tree, 2)] == [a, a]
+
+
+def test_mcts_descends_into_a_paying_subtree_rather_than_widening_a_poor_one():
+    tree = fresh_tree()
+    root = tree.root.id
+    good_idea, broken_idea, _ = tree.add_ideas(root, ideas("good", "broken", "other"))
+    good, broken = tree.spawn_from(root, good_idea), tree.spawn_from(root, broken_idea)
+    for child, source in ((good, "# good"), (broken, "# broken")):
+        tree.write_code(child.id, f"class ModelNew: pass  {source}")
+    tree.record(good.id, EvalResult(status="ok", correct=True, speedup=3.0))
+    tree.record(broken.id, EvalResult(status="incorrect", reason="mismatch"))
+    tree.add_ideas(good.id, ideas("deeper"))
+    (expansion,) = MCTS().propose(tree, 1)
+    assert expansion.parent_id == good.id and expansion.idea.title == "deeper"
+
+
+def test_rewards_are_log_speedups_calibrated_to_the_observed_range():
+    tree = fresh_tree()
+    root = tree.root.id
+    fast, slow, broken = judged(tree, root, 4.0, "fast"), judged(tree, root, 0.5, "slow"), judged(tree, root, None, "x")
+    scale = RewardScale.of(tree)
+    assert scale(tree.get(fast)) == pytest.approx(1.0) and scale(tree.get(slow)) == pytest.approx(CORRECT_FLOOR)
+    assert scale(tree.get(broken)) == 0.0
+    # the reference sits where log(1) falls between log(0.5) and log(4): a third of the way up
+    assert scale(tree.root) == pytest.approx(CORRECT_FLOOR + (1 - CORRECT_FLOOR) / 3)
+
+
+def test_priors_weigh_rank_expected_speedup_and_the_memorys_technique_scores():
+    planned = [Idea(title="a", description="a", techniques=["fusion"]),
+               Idea(title="b", description="b", expected_speedup=3.0, techniques=["tiling"])]
+    plain = rank_priors(planned)
+    assert plain[0].prior < plain[1].prior and sum(i.prior for i in plain) == pytest.approx(1.0)
+    remembered = rank_priors(planned, {"fusion": 1.0, "tiling": -1.0})
+    assert remembered[0].prior > remembered[1].prior
 
 
 def test_parameters_are_checked():
     with pytest.raises(ValueError):
-        BestFirst(max_children=0)
-
-
-def test_a_gain_below_min_gain_does_not_count_as_progress():
-    tree = VariantTree.with_root(problem("scale_relu").source)
-    policy = BestFirst(dead_end_after=1, min_gain=0.05)
-    best = judged(tree, policy, tree.root.id, 2.0, "best")
-    judged(tree, policy, best, 2.05, "marginal")
-    assert policy.is_dead_end(tree, tree.get(best))
-    judged(tree, policy, best, 2.2, "real gain")
-    assert not policy.is_dead_end(tree, tree.get(best))
+        Rules(max_children=0)
+    with pytest.raises(ValueError):
+        MCTS(best_weight=2.0)
+    with pytest.raises(ValueError):
+        Beam(width=0)

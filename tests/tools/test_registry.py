@@ -104,3 +104,21 @@ def test_failures_and_bad_arguments_come_back_as_messages(tools):
     assert invalid.content.startswith("invalid arguments") and "block_size" in invalid.content
     missing = call(tools, "cutlass_definition")
     assert missing.content.startswith("invalid arguments") and "symbol" in missing.content
+
+
+def test_judge_candidate_uses_the_sessions_evaluator(tmp_path):
+    from kernelpro.harness.judge import PipelineEvaluator
+
+    settings = Settings()
+    settings.compile.cache_dir = tmp_path / "cc"
+    settings.harness.timing_budget_s = 0.3
+    settings.harness.timing_trials = 5
+    settings.harness.min_timing_trials = 5
+    judge = PipelineEvaluator(settings, "cpu")
+    try:
+        tools = tools_by_name(ToolContext(settings, problem("scale_relu"), device="cpu", evaluator=judge))
+        for _ in range(2):
+            assert call(tools, "judge_candidate", source=candidate("honest_scale_relu")).content.startswith("ok")
+        assert judge.stats.judged == 2 and judge.stats.worker_starts == 1 + len(judge.stats.restarts)
+    finally:
+        judge.close()

@@ -48,12 +48,6 @@ def busiest_pct(k: KernelMetrics) -> float | None:
     return max(values) if values else None
 
 
-def is_latency_bound(k: KernelMetrics) -> bool | None:
-    """No unit near its peak: warps spend their time waiting, not working."""
-    busiest = busiest_pct(k)
-    return None if busiest is None else busiest < BUSY_PCT
-
-
 def is_short(k: KernelMetrics) -> bool:
     duration = k.duration_ns
     return duration is not None and 0 < duration < SHORT_KERNEL_NS

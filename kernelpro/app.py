@@ -1,18 +1,25 @@
-"""Build the optimisation graph's context from the settings: models, tools per agent, judge, profiler, memory."""
+"""The composition root: builds an optimisation run from the settings, by name, and nothing else does.
+
+Which search policy (``search.policy``), which judge (``harness.backend``), which profiler, which memory, which
+models and which tools each agent may call are decided here; the graph sees only the ports of
+``harness.ports``. The CLI calls ``build_context``; so will the chat and suite commands.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from kernelpro.config import Settings
-from kernelpro.graphs.context import Budgets, OptimizeContext, ProfileReport
-from kernelpro.harness.judge import precheck
+from kernelpro.graphs.context import Budgets, OptimizeContext
+from kernelpro.graphs.run_files import RunFiles
+from kernelpro.harness.judge import PipelineEvaluator, precheck
+from kernelpro.harness.ports import Evaluator, Profiler, ProfileReport
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
-from kernelpro.runs import RunFiles
-from kernelpro.search.policy import BestFirst
+from kernelpro.search.policies import build_policy
 from kernelpro.tools.registry import ToolContext, tools_by_name
 
 ROLES = ("planner", "coder", "profiler_interpreter", "critic")
@@ -25,10 +32,12 @@ ROLE_TOOLS = {
     "profiler_interpreter": ("read_metrics", "gpu_specs", "resource_report"),
     "critic": ("memory_search",),
 }
+JUDGES: dict[str, Callable[[Settings, str], Evaluator]] = {"local": PipelineEvaluator}
+"""Judge backends by name (``harness.backend``); a distributed judge registers here."""
 
 
 class SearchMemory:
-    """The search memory as the graph uses it: related lessons in, attempts and insights out."""
+    """The search memory as the loop uses it (the ``Memory`` port): lessons in, attempts out, technique scores."""
 
     def __init__(self, settings: Settings, gpu: str) -> None:
         from kernelpro.memory import MemoryStore
@@ -49,6 +58,22 @@ class SearchMemory:
     def remember(self, records: Sequence[Any]) -> int:
         return self.store.add_many(records)
 
+    def technique_scores(self, problem: Problem, k: int = 40) -> dict[str, float]:
+        """Technique tag -> the mean outcome of the related attempts that used it (+1 faster, -1 failed or
+        slower, 0 neither), weighted by similarity, over the ``k`` attempts most similar to the problem."""
+        from kernelpro.memory import MemoryFilter
+
+        hits = self.store.search(f"{problem.name}\n{problem.source[:1500]}", MemoryFilter(kind="attempt"), k=k)
+        totals: dict[str, list[float]] = {}
+        for hit in hits:
+            record = hit.record
+            outcome = 1.0 if record.succeeded else (-1.0 if record.outcome != "ok" or record.speed_verdict ==
+                                                     "slower" else 0.0)
+            for tag in getattr(record, "tags", []) or []:
+                weight, score = totals.setdefault(tag, [0.0, 0.0])
+                totals[tag] = [weight + hit.score, score + hit.score * outcome]
+        return {tag: score / weight for tag, (weight, score) in totals.items() if weight > 0}
+
 
 def candidate_checks(settings: Settings):
     """What the coder must fix before its candidate is judged: static guard rejections and compile errors."""
@@ -67,58 +92,13 @@ def candidate_checks(settings: Settings):
     return check
 
 
-class RunEvaluator:
-    """The judge for one optimisation run: one pipeline, so its long-lived worker per GPU serves every candidate
-    of the run instead of starting anew for each. Opened on first use; `close()` stops the workers."""
-
-    def __init__(self, settings: Settings, device: str) -> None:
-        self.settings, self.device = settings, device
-        self._pipeline: Any = None
-        self._closed_stats: Any = None
-
-    def __call__(self, problem: Problem, source: str) -> EvalResult:
-        from kernelpro.harness.pipeline import Pipeline
-
-        if self._pipeline is None:
-            self._pipeline = Pipeline(self.device, self.settings)
-        return self._pipeline.judge([(problem, source)])[0]
-
-    def rejudge(self, problem: Problem, sources: Sequence[str]) -> list[EvalResult]:
-        """The finalists judged again, head to head with the reference, in one new worker with more rounds
-        (``search.finalist_rounds_factor``), so the run's best does not rest on one judgment's noise."""
-        from kernelpro.harness.pipeline import Pipeline
-
-        if not sources:
-            return []
-        self.close()  # the run's worker gives its GPU memory back first; it restarts if the run judges again
-        settings = self.settings.for_finalists()
-        pipeline = Pipeline(self.device, settings)
-        try:
-            return pipeline.judge([(problem, source) for source in sources])
-        finally:
-            pipeline.close()
-
-    @property
-    def stats(self) -> Any:
-        """The pipeline's counts (judged, worker starts, restarts and why), kept once it is closed; None before the
-        first candidate."""
-        return self._pipeline.stats if self._pipeline is not None else self._closed_stats
-
-    def close(self) -> None:
-        if self._pipeline is not None:
-            self._closed_stats = self._pipeline.stats
-            self._pipeline.close()
-            self._pipeline = None
+def evaluator(settings: Settings, device: str) -> Evaluator:
+    """The judge ``harness.backend`` names."""
+    return JUDGES[settings.harness.backend](settings, device)
 
 
-def evaluator(settings: Settings, device: str) -> RunEvaluator:
-    return RunEvaluator(settings, device)
-
-
-def profiler(files: RunFiles, tool_context: ToolContext | None = None):
+def profiler(files: RunFiles, tool_context: ToolContext | None = None) -> Profiler:
     """Nsight Compute through the micro-profiling tools; None when it could not measure (no ncu, no permission)."""
-    import time
-
     from kernelpro.tools.profiling.service import profile_and_diagnose
 
     count = iter(range(1_000_000))
@@ -131,9 +111,12 @@ def profiler(files: RunFiles, tool_context: ToolContext | None = None):
         except Exception as error:  # noqa: BLE001 - a profile is evidence, not a verdict: the run goes on without it
             workdir.mkdir(parents=True, exist_ok=True)
             (workdir / "error.txt").write_text(f"{type(error).__name__}: {error}\n")
-            return None
+            return ProfileReport(text="", finding_ids=[], headline="no profile", gpu_s=time.monotonic() - start,
+                                 missing=f"the profiler failed ({type(error).__name__}: {str(error)[:300]})")
         if profiled.diagnosis is None:
-            return None
+            why = profiled.profile.error or "Nsight Compute saw no kernel it could profile"
+            return ProfileReport(text="", finding_ids=[], headline="no profile", gpu_s=time.monotonic() - start,
+                                 missing=f"not profiled: {why[:300]}")
         if tool_context is not None and profiled.profile.csv_path:
             tool_context.latest_profile = Path(profiled.profile.csv_path)
         return ProfileReport(text=profiled.render(), finding_ids=profiled.finding_ids, headline=profiled.headline,
@@ -145,23 +128,26 @@ def profiler(files: RunFiles, tool_context: ToolContext | None = None):
 def build_context(settings: Settings, problem: Problem, device: str, gpu: str, files: RunFiles, *,
                   budgets: Budgets, interactive: bool = False, use_llm: bool = True, meter: Any = None,
                   use_memory: bool = True, use_profiler: bool = True) -> OptimizeContext:
+    """The run's context: models and tools when a model is configured, the policy and judge by name, the
+    profiler on a GPU, the memory unless it is off. The tools judge through the run's own evaluator."""
     from kernelpro.llm import chat_model, llm_configured
 
+    judge = evaluator(settings, device)
     models = None
     tools: dict[str, list] = {}
-    tool_context = ToolContext(settings=settings, problem=problem, device=device, run_id=files.root.name, gpu=gpu)
+    tool_context = ToolContext(settings=settings, problem=problem, device=device, run_id=files.root.name, gpu=gpu,
+                               evaluator=judge)
     if use_llm and llm_configured(settings):
         models = {role: chat_model(settings, role, meter=meter) for role in ROLES}
         available = tools_by_name(tool_context)
         tools = {role: [available[name] for name in names if name in available]
                  for role, names in ROLE_TOOLS.items()}
-    memory = None
-    if use_memory:
-        memory = SearchMemory(settings, gpu)
     return OptimizeContext(
-        settings=settings, problem=problem, device=device, gpu=gpu, files=files, policy=BestFirst(),
-        evaluate=evaluator(settings, device), budgets=budgets, models=models, meter=meter,
-        profile=profiler(files, tool_context) if use_profiler and device == "cuda" else None, memory=memory,
+        settings=settings, problem=problem, device=device, gpu=gpu, files=files,
+        policy=build_policy(settings.search.policy, settings.search, uses_llm=models is not None),
+        evaluate=judge, budgets=budgets, models=models, meter=meter,
+        profile=profiler(files, tool_context) if use_profiler and device == "cuda" else None,
+        memory=SearchMemory(settings, gpu) if use_memory else None,
         tools=tools, tool_mode=settings.llm.tool_calling, interactive=interactive,
         checks=candidate_checks(settings),
     )

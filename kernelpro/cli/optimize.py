@@ -15,7 +15,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from kernelpro.cli_errors import fail as _fail
+from kernelpro.cli.errors import fail as _fail
+from kernelpro.cli.optimize_terminal import Progress, ask_user
+from kernelpro.cli.run_outputs import write_outputs
 from kernelpro.config import load_settings
 from kernelpro.problem import ProblemError, load_problem
 
@@ -51,76 +53,30 @@ def _durations(text: Optional[str]) -> Optional[float]:
     return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "": 1}[u] for n, u in parts)
 
 
-class Progress:
-    """One line per step on the terminal: the node, what happened, best speedup so far, spend."""
-
-    def __init__(self, console: Console, max_iters: int) -> None:
-        self.console, self.max_iters = console, max_iters
-        self.best: tuple[str, float, list[float] | None] | None = None  # id, speedup, its interval
-        self.judged, self.usd, self.gpu_s = 0, 0.0, 0.0
-
-    def update(self, node: str, values: dict[str, Any]) -> None:
-        if not isinstance(values, dict):
-            return
-        from kernelpro.search.tree import Variant, speedup_text
-
-        for data in (values.get("variants") or {}).values():
-            variant = Variant.model_validate(data)
-            if variant.improves and (self.best is None or (variant.deciding_speedup or 0.0) > self.best[1]):
-                self.best = (variant.id, variant.deciding_speedup or 0.0, variant.speedup_ci95)
-        self.judged = values.get("iteration", self.judged)
-        self.gpu_s += values.get("gpu_s", 0.0) or 0.0
-        if values.get("usage"):
-            self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
-        best = f"{speedup_text(self.best[1], self.best[2])} ({self.best[0]})" if self.best else "none faster yet"
-        for event in values.get("events") or []:
-            self.console.print(f"[bold cyan]{node:>11}[/] {escape(event)}  [dim]| best {best} | "
-                               f"{self.judged}/{self.max_iters} judged | ${self.usd:.3f} | GPU {self.gpu_s:.0f} s[/]",
-                               soft_wrap=True, highlight=False)
-
-
-def _ask_user(console: Console, request: dict[str, Any]) -> dict[str, Any]:
-    """Answer an interrupt at the terminal: approve, edit, skip or stop."""
-    if request.get("kind") == "plan":
-        console.rule(f"plan for {request['variant']}")
-        for i, idea in enumerate(request["ideas"], 1):
-            console.print(f"{i}. [bold]{escape(idea['title'])}[/] {escape(idea.get('description', ''))}",
-                          soft_wrap=True)
-    else:
-        console.rule(f"candidate {request['variant']}: {request.get('idea', '')[:80]}")
-        console.print(request["source"], markup=False, highlight=False)
-    choice = typer.prompt("[a]pprove, [e]dit, [s]kip, s[t]op", default="a").strip().lower()[:1]
-    if choice == "t":
-        return {"action": "stop"}
-    if choice == "s":
-        return {"action": "skip"}
-    if choice == "e":
-        if request.get("kind") == "plan":
-            idea = typer.prompt("your idea (replaces the plan)")
-            return {"action": "edit", "ideas": [{"title": idea[:80], "description": idea}]}
-        path = Path(typer.prompt("file with the edited candidate"))
-        return {"action": "edit", "source": path.read_text()}
-    return {"action": "approve"}
-
-
 def run_optimize(reference: Optional[Path], device: str, model: Optional[str], max_iters: Optional[int],
                  time_budget: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
-                 no_memory: bool, no_profile: bool) -> None:
+                 no_memory: bool, no_profile: bool, policy: Optional[str] = None) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
+    from kernelpro.app import build_context
     from kernelpro.graphs.context import Budgets
     from kernelpro.graphs.optimize import builder
-    from kernelpro.graphs.wiring import build_context
+    from kernelpro.graphs.run_files import RunFiles, RunNotFound, new_run_id
     from kernelpro.harness.judge import resolve_device
     from kernelpro.llm import UsageMeter, llm_configured
-    from kernelpro.runs import RunFiles, RunNotFound, new_run_id
 
     out = Console(stderr=True) if as_json else Console()
     settings = load_settings()
     if model:
         settings.llm.model = model
+    if policy is not None:
+        from kernelpro.search.policies import POLICIES
+
+        if policy not in ("auto", *POLICIES):
+            _fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
+        settings.search.policy = policy  # type: ignore[assignment]
     runs_dir = runs_dir or settings.runs_dir
 
     if resume:
@@ -138,6 +94,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         no_memory, no_profile = meta.get("no_memory", no_memory), meta.get("no_profile", no_profile)
         if meta.get("model") and not model:
             settings.llm.model = meta["model"]
+        if meta.get("search_policy") and policy is None:
+            settings.search.policy = meta["search_policy"]
     try:
         problem = load_problem(reference)
     except ProblemError as error:
@@ -150,7 +108,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         files = RunFiles.create(runs_dir, run_id, {
             "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
             "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
-            "no_memory": no_memory, "no_profile": no_profile})
+            "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy})
     run_id = files.root.name
     use_llm = llm_configured(settings)
     if not use_llm:
@@ -186,7 +144,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                             progress.update(node_name, values)
                 snapshot = graph.get_state(config)
                 if snapshot.interrupts:
-                    feed = Command(resume=_ask_user(out, snapshot.interrupts[0].value))
+                    feed = Command(resume=ask_user(out, snapshot.interrupts[0].value))
                     continue
                 break
             state = graph.get_state(config).values
@@ -222,66 +180,6 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                       f"({summary['no_improvement_reason']}); report: {summary['report']}", soft_wrap=True)
 
 
-def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> dict[str, Any]:
-    """The best candidate as a standalone file (and a load_inline version), the report, the final summary."""
-    from datetime import datetime, timezone
-
-    from kernelpro.export import export_candidate
-    from kernelpro.report import RunSummary, write_report
-    from kernelpro.report.summary import RoleUsage
-    from kernelpro.search.tree import VariantTree
-
-    tree = VariantTree.from_state(state.get("variants", {}))
-    best = tree.best()
-    best_path = Path(files.meta()["problem_path"])  # with no improvement, the reference stays the answer
-    if best is not None:
-        exported = export_candidate(best.source)
-        written = exported.write(files.root, "best_candidate")
-        best_path = written[0]
-        for note in exported.notes:
-            (files.root / "best_candidate_NOTES.txt").write_text(note + "\n")
-    usage = meter.to_dict() if meter is not None else {"by_role": {}}
-    models = {role: m.model for role, m in (context.models or {}).items() if getattr(m, "model", None)}
-    meta = files.meta()
-    summary = RunSummary(
-        run_id=files.root.name, problem=context.problem.name, device=context.device, gpu_name=context.gpu,
-        policy="llm" if context.uses_llm else "recipes", models=models, status=status,
-        stop_reason=state.get("stop_reason", ""),
-        started_at=datetime.fromisoformat(meta["created"].replace("Z", "+00:00")),
-        ended_at=datetime.now(timezone.utc), iterations=state.get("iteration", 0),
-        candidates_judged=sum(1 for v in tree if v.kind != "reference" and v.result is not None),
-        best_variant_id=best.id if best else None, best_speedup=best.deciding_speedup if best else None,
-        best_speedup_ci95=best.speedup_ci95 if best else None,
-        no_improvement_reason="" if best else _no_improvement_reason(tree),
-        llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
-                                   tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
-                   for role, u in usage.get("by_role", {}).items()},
-        gpu_seconds=state.get("gpu_s", 0.0),
-    )
-    paths = write_report(summary, tree, files.root)
-    files.update_meta(status=status)
-    return {"run_id": summary.run_id, "status": status, "improved": best is not None,
-            "best_speedup": summary.best_speedup if best is not None else 1.0,
-            "best_speedup_ci95": summary.best_speedup_ci95, "best_variant": best.id if best else "reference",
-            "best_candidate": str(best_path), "no_improvement_reason": summary.no_improvement_reason,
-            "report": str(paths.html),
-            "report_md": str(paths.markdown), "candidates_judged": summary.candidates_judged,
-            "llm_cost_usd": round(meter.spent_usd, 6) if meter is not None else 0.0,
-            "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
-            "policy": summary.policy}
-
-
-def _no_improvement_reason(tree: Any) -> str:
-    degenerate = tree.problem_finding()
-    if degenerate is not None:
-        return f"the problem is degenerate ({degenerate['reason']}): {degenerate['message']}"
-    correct = tree.correct()
-    if not correct:
-        return "no candidate was correct"
-    return (f"{len(correct)} correct candidate(s), none measurably faster than the reference at the minimum "
-            "effect, within its 95% interval, on a quiet machine")
-
-
 def register(app: typer.Typer) -> None:
     @app.command("optimize")
     def optimize(
@@ -303,12 +201,14 @@ def register(app: typer.Typer) -> None:
         no_memory: Annotated[bool, typer.Option("--no-memory", help="Neither read nor write the search "
                                                                     "memory.")] = False,
         no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
+        policy: Annotated[Optional[str], typer.Option("--policy", help="Search policy: auto (mcts with a model, "
+                                                      "recipes without), greedy, beam, mcts or recipes.")] = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
-                     interactive, resume, as_json, no_memory, no_profile)
+                     interactive, resume, as_json, no_memory, no_profile, policy)
 
 
 __all__ = ["register", "run_optimize"]

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from kernelpro.cli_errors import fail as _fail
+from kernelpro.cli.errors import fail as _fail
 from kernelpro.problem import ProblemError, load_problem
 
 

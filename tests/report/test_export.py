@@ -13,9 +13,9 @@ import pytest
 import torch
 from torch.utils.cpp_extension import COMMON_NVCC_FLAGS, include_paths
 
-from kernelpro.export import HALF_FLAGS, export_candidate
 from kernelpro.harness.judge import judge, precheck
 from kernelpro.harness.result import EvalResult
+from kernelpro.report.export import HALF_FLAGS, export_candidate
 from tests.conftest import candidate, problem
 
 TWO_SOURCES = r'''

@@ -1,0 +1,5 @@
+"""``python -m kernelpro.cli``."""
+
+from kernelpro.cli.main import main
+
+main()

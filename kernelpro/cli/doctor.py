@@ -1,0 +1,35 @@
+"""`kernelpro doctor`: what this machine has, and which sandbox walls it gives."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kernelpro.config import load_settings
+
+console = Console()
+
+
+def doctor() -> None:
+    """Report what this machine has: GPUs, CUDA tools, Nsight Compute, Triton, torch, the LLM provider, and which
+    walls the sandbox gets here (tried in a worker-like process)."""
+    from kernelpro.environment import probe_environment
+    from kernelpro.harness.isolation_probe import isolation_checks
+
+    checks = probe_environment(load_settings()) + isolation_checks()
+    table = Table(title="kernelpro doctor", show_lines=False)
+    table.add_column("check")
+    table.add_column("")
+    table.add_column("detail", overflow="fold")
+    for check in checks:
+        mark = "[green]ok[/]" if check.ok else ("[red]missing[/]" if check.required else "[yellow]no[/]")
+        table.add_row(check.name, mark, escape(check.detail))
+    console.print(table)
+    if any(c.required and not c.ok for c in checks):
+        raise typer.Exit(code=1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)

@@ -1,0 +1,118 @@
+"""`kernelpro eval`: judge candidates and print their verdicts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from kernelpro.cli.errors import fail as _fail
+from kernelpro.config import load_settings
+from kernelpro.harness.result import EvalResult
+from kernelpro.harness.stats import speedup_text
+from kernelpro.problem import ProblemError, load_problem
+
+console = Console()
+
+STATUS_STYLE = {"ok": "bold green", "incorrect": "bold red", "rejected": "bold magenta",
+                "compile_error": "bold yellow", "runtime_error": "bold red", "timeout": "bold yellow"}
+DeviceOption = Annotated[str, typer.Option("--device", help="cpu, cuda, or auto (cuda when a GPU is visible).")]
+
+
+def eval_command(
+    reference: Annotated[Path, typer.Argument(help="KernelBench-format problem: Model, get_inputs, get_init_inputs.")],
+    candidates: Annotated[list[Path], typer.Argument(help="Python file(s) defining ModelNew.")],
+    device: DeviceOption = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object.")] = False,
+    no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness and guards only.")] = False,
+    timeout: Annotated[Optional[float], typer.Option(help="Wall-time limit per candidate, seconds.")] = None,
+) -> None:
+    """Judge candidates: correct on fresh random inputs, timed honestly, guarded against reward hacks.
+
+    Several candidates of one problem go through the pipeline: CUDA kernels compiled ahead in a CPU pool, then one
+    worker per GPU (long-lived by default; harness.worker_mode = "fresh" for a new process per candidate).
+    With one candidate --json prints its verdict; with several, {"problem": ..., "results": [...]}.
+    Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged.
+    """
+    from kernelpro.harness.judge import judge_many
+
+    settings = load_settings()
+    if timeout is not None:
+        settings.harness.timeout_s = timeout
+    try:
+        problem = load_problem(reference)
+    except ProblemError as exc:
+        _fail(str(exc))
+    for path in candidates:
+        if not path.is_file():
+            _fail(f"{path}: no such file")
+    sources = [path.read_bytes().decode("utf-8", errors="replace") for path in candidates]
+    results = judge_many(problem, sources, device=device, settings=settings, timing=not no_timing)
+    if as_json:
+        rows = [{"candidate_file": str(path), **result.to_json_dict()}
+                for path, result in zip(candidates, results, strict=True)]
+        typer.echo(json.dumps(rows[0] if len(rows) == 1 else {"problem": problem.name, "results": rows}))
+    elif len(results) == 1:
+        _print_verdict(results[0], problem.name, candidates[0].name, settings.harness.min_effect)
+    else:
+        _print_batch(results, problem.name, candidates)
+    if any(result.reason == "reference_failed" for result in results):
+        raise typer.Exit(code=2)
+
+
+def _print_batch(results: list[EvalResult], problem: str, candidates: list[Path]) -> None:
+    console.print(f"[bold]{len(results)} candidates for {problem}[/], device {results[0].device}")
+    width = max(len(path.name) for path in candidates)
+    for path, result in zip(candidates, results, strict=True):
+        style = STATUS_STYLE.get(result.status, "bold")
+        timing = (f"  {speedup_text(result.speedup, result.speedup_ci95)} {result.speed_verdict or ''} "
+                  f"({result.candidate_ms:.4g} ms vs {result.reference_ms:.4g} ms)" if result.speedup else "")
+        reason = f" ({result.reason})" if result.reason else ""
+        console.print(f"{path.name:<{width}}  [{style}]{result.status}[/]{reason}{timing}{_problem_tag(result)}",
+                      soft_wrap=True, highlight=False)
+
+
+def _problem_tag(result: EvalResult) -> str:
+    """What is wrong with the problem itself, beside the verdict: ``  [problem: constant_output]``."""
+    reasons = ", ".join(f.reason for f in result.problem_findings)
+    return f"  [bold magenta]\\[problem: {reasons}][/]" if reasons else ""
+
+
+def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect: float) -> None:
+    style = STATUS_STYLE.get(result.status, "bold")
+    reason = f" ({result.reason})" if result.reason else ""
+    console.print(f"[{style}]{result.status}[/]{reason}  {candidate} on {problem}, device {result.device}"
+                  f"{_problem_tag(result)}", soft_wrap=True)
+    console.print(result.message, markup=False, highlight=False)
+    if result.candidate and result.reference:
+        table = Table(show_edge=False, box=None, padding=(0, 2))
+        for column in ("", "median ms", "p10", "p90", "spread", "trials"):
+            table.add_column(column, justify="right")
+        for name, timing in (("reference", result.reference), ("candidate", result.candidate)):
+            table.add_row(name, f"{timing.median_ms:.4g}", f"{timing.p10_ms:.4g}", f"{timing.p90_ms:.4g}",
+                          f"{timing.spread:.1%}", str(timing.trials))
+        console.print(table)
+        console.print(f"speedup [bold]{speedup_text(result.speedup, result.speedup_ci95)}[/] (95% interval): "
+                      f"[bold]{result.speed_verdict}[/] at a minimum effect of "
+                      f"{min_effect:.0%}  ({result.candidate.method})", highlight=False)
+        notes = [("host-bound: the reference's launches cost more than its GPU time, so a speedup here is a "
+                  "launch-overhead saving") if result.host_bound else "",
+                 "timed on a busy machine: not a speedup to act on" if result.contended else ""]
+        for note in filter(None, notes):
+            console.print(f"  [yellow]{note}[/]", highlight=False)
+    for finding in result.guards:
+        console.print(f"  [{'red' if finding.severity == 'reject' else 'yellow'}]{finding.severity}[/] "
+                      f"{finding.reason} ({finding.source}): {finding.message}", highlight=False)
+    for found in result.problem_findings:
+        console.print(f"  [magenta]problem[/] {found.reason}: {found.message}", highlight=False)
+    if result.worker_output and result.status not in ("ok", "incorrect"):
+        console.print("[dim]last output of the candidate:[/]")
+        console.print(result.worker_output[-2000:], markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)

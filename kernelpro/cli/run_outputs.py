@@ -1,0 +1,66 @@
+"""What a finished (or stopped) optimisation run leaves behind: the best candidate, the report, the summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> dict[str, Any]:
+    """The best candidate as a standalone file (and a load_inline version), the report, the final summary."""
+    from datetime import datetime, timezone
+
+    from kernelpro.report import RunSummary, write_report
+    from kernelpro.report.export import export_candidate
+    from kernelpro.report.summary import RoleUsage
+    from kernelpro.search.tree import VariantTree
+
+    tree = VariantTree.from_state(state.get("variants", {}))
+    best = tree.best()
+    best_path = Path(files.meta()["problem_path"])  # with no improvement, the reference stays the answer
+    if best is not None:
+        exported = export_candidate(best.source)
+        written = exported.write(files.root, "best_candidate")
+        best_path = written[0]
+        for note in exported.notes:
+            (files.root / "best_candidate_NOTES.txt").write_text(note + "\n")
+    usage = meter.to_dict() if meter is not None else {"by_role": {}}
+    models = {role: m.model for role, m in (context.models or {}).items() if getattr(m, "model", None)}
+    meta = files.meta()
+    summary = RunSummary(
+        run_id=files.root.name, problem=context.problem.name, device=context.device, gpu_name=context.gpu,
+        idea_source=context.idea_source, search_policy=context.policy.name, models=models, status=status,
+        stop_reason=state.get("stop_reason", ""),
+        started_at=datetime.fromisoformat(meta["created"].replace("Z", "+00:00")),
+        ended_at=datetime.now(timezone.utc), iterations=state.get("iteration", 0),
+        candidates_judged=sum(1 for v in tree if v.kind != "reference" and v.result is not None),
+        best_variant_id=best.id if best else None, best_speedup=best.deciding_speedup if best else None,
+        best_speedup_ci95=best.speedup_ci95 if best else None,
+        no_improvement_reason="" if best else _no_improvement_reason(tree),
+        llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
+                                   tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
+                   for role, u in usage.get("by_role", {}).items()},
+        gpu_seconds=state.get("gpu_s", 0.0),
+    )
+    paths = write_report(summary, tree, files.root)
+    files.update_meta(status=status)
+    return {"run_id": summary.run_id, "status": status, "improved": best is not None,
+            "best_speedup": summary.best_speedup if best is not None else 1.0,
+            "best_speedup_ci95": summary.best_speedup_ci95, "best_variant": best.id if best else "reference",
+            "best_candidate": str(best_path), "no_improvement_reason": summary.no_improvement_reason,
+            "report": str(paths.html),
+            "report_md": str(paths.markdown), "candidates_judged": summary.candidates_judged,
+            "llm_cost_usd": round(meter.spent_usd, 6) if meter is not None else 0.0,
+            "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
+            "idea_source": summary.idea_source, "search_policy": summary.search_policy}
+
+
+def _no_improvement_reason(tree: Any) -> str:
+    degenerate = tree.problem_finding()
+    if degenerate is not None:
+        return f"the problem is degenerate ({degenerate['reason']}): {degenerate['message']}"
+    correct = tree.correct()
+    if not correct:
+        return "no candidate was correct"
+    return (f"{len(correct)} correct candidate(s), none measurably faster than the reference at the minimum "
+            "effect, within its 95% interval, on a quiet machine")

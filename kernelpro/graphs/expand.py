@@ -1,0 +1,157 @@
+"""Plan and write a batch: ideas for the variants the policy asked about, one coder branch per expansion.
+
+``plan`` runs the planner (or the recipes) for each variant in ``planning`` and queues its ideas on the variant
+with their priors; ``code`` runs once per pending child, in parallel (LangGraph ``Send``), and returns only that
+child. The review nodes interrupt only in interactive runs; they are separate from plan and code because an
+interrupted node reruns from its start when resumed, and the model calls before the question must not be paid
+twice.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from langgraph.types import Command, interrupt
+
+from kernelpro.agents.coder import CoderInput, write_candidate
+from kernelpro.agents.planner import PlannerInput, make_plan
+from kernelpro.agents.protocol import MalformedReply
+from kernelpro.graphs.context import OptimizeContext
+from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
+from kernelpro.graphs.state import OptimizeState
+from kernelpro.graphs.views import leaderboard_text, variant_label, variant_summary, variants_code
+from kernelpro.llm import BudgetExceeded
+from kernelpro.search.priors import rank_priors
+from kernelpro.search.recipes import recipe_expansions
+from kernelpro.search.tree import Idea, VariantTree
+
+
+@node
+def plan(state: OptimizeState, runtime: Ctx) -> Command[Literal["review_plan"]]:
+    ctx, tree = runtime.context, tree_of(state)
+    events = []
+    for parent_id in state.get("planning", []):
+        ideas = _llm_ideas(ctx, tree, parent_id) if ctx.idea_source == "llm" else _recipe_ideas(ctx, tree, parent_id)
+        fresh = tree.add_ideas(parent_id, ideas)
+        titles = "; ".join(i.title for i in fresh)
+        events.append(f"plan from {parent_id}: {titles}" if fresh else f"plan: nothing left to try from {parent_id}")
+    return Command(goto="review_plan", update={"variants": changed(tree, state.get("planning", [])),
+                                               "events": events, **usage(ctx)})
+
+
+def _recipe_ideas(ctx: OptimizeContext, tree: VariantTree, parent_id: str) -> list[Idea]:
+    found = recipe_expansions(tree, parent_id, ctx.device, ctx.settings.harness.tolerances)
+    ideas = [Idea(title=r.name, description=r.idea, origin=f"recipe:{r.name}", source=r.source) for r in found]
+    return rank_priors(ideas, base=[r.prior for r in found])
+
+
+def _technique_scores(ctx: OptimizeContext) -> dict[str, float]:
+    if ctx.memory is None:
+        return {}
+    try:
+        return ctx.memory.technique_scores(ctx.problem)
+    except Exception:  # noqa: BLE001 - the memory is an aid: without it the priors rest on the plan alone
+        return {}
+
+
+def _llm_ideas(ctx: OptimizeContext, tree: VariantTree, parent_id: str) -> list[Idea]:
+    variant = tree.get(parent_id)
+    profile = variant.profile_notes or variant.no_profile or "not profiled"
+    lessons = ctx.memory.lessons(ctx.problem, variant.profile_notes or variant.idea) if ctx.memory else ""
+    view = PlannerInput(problem_name=ctx.problem.name, problem_source=ctx.problem.source, device=ctx.device,
+                        gpu=ctx.gpu, variant_label=variant_label(variant), variant_summary=variant_summary(variant),
+                        profile=profile, leaderboard=leaderboard_text(tree),
+                        variants_code=variants_code(tree, ctx.settings.search.planner_code_tokens),
+                        lessons=lessons or "none yet", max_ideas=ctx.settings.search.ideas_per_plan)
+    try:
+        answer = make_plan(ctx.model("planner"), view, tools=ctx.tools_for("planner"), mode=ctx.tool_mode)
+    except MalformedReply:
+        return []
+    ideas = [Idea(title=i.title, description=i.render(), origin="llm", techniques=i.techniques,
+                  expected_speedup=i.expected_speedup) for i in answer.output.ideas]
+    return rank_priors(ideas, _technique_scores(ctx))
+
+
+@node
+def review_plan(state: OptimizeState, runtime: Ctx) -> Command[Literal["select", "finish"]]:
+    if not runtime.context.interactive:
+        return Command(goto="select", update={"planning": []})
+    tree, events = tree_of(state), []
+    for parent_id in state.get("planning", []):
+        ideas = tree.get(parent_id).ideas
+        if not ideas:
+            continue
+        answer = interrupt({"kind": "plan", "variant": parent_id,
+                            "ideas": [{"title": i.title, "description": i.description} for i in ideas]})
+        action = (answer or {}).get("action", "approve")
+        if action == "stop":
+            return Command(goto="finish", update={"stop_reason": "stopped by the user at the plan",
+                                                  "status": "stopped", "planning": []})
+        if action == "skip":
+            tree.get(parent_id).ideas, tree.get(parent_id).exhausted = [], True
+            events.append(f"plan from {parent_id} skipped by the user")
+        elif action == "edit":
+            edited = [Idea(title=i.get("title", "user idea"), description=i.get("description", i.get("title", "")),
+                           origin="user") for i in answer.get("ideas", [])]
+            tree.get(parent_id).ideas = rank_priors(edited) or ideas
+            events.append(f"plan from {parent_id} edited by the user")
+    return Command(goto="select", update={"variants": changed(tree, state.get("planning", [])), "planning": [],
+                                          "events": events})
+
+
+def code(state: dict[str, Any], runtime: Ctx) -> dict[str, Any]:
+    """One branch of the batch: the coder writes the child ``state["variant_id"]`` from its parent.
+
+    Receives only its child and the parent (``Send``), returns only the child."""
+    start = time.monotonic()
+    ctx, tree = runtime.context, VariantTree.from_state(state["variants"])
+    child = tree.get(state["variant_id"])
+    events: list[str] = []
+    if child.source:  # a recipe, or code the user supplied
+        return {"elapsed_s": time.monotonic() - start}
+    if not ctx.uses_llm:  # an idea the user typed in a run without a model: nobody can write it
+        tree.mark_failed(child.id, "no language model to write it")
+        events.append(f"code: no language model to implement {child.idea!r}; configure one to run your own ideas")
+    else:
+        parent = tree.get(child.parent_id or "")
+        view = CoderInput(problem_name=ctx.problem.name, problem_source=ctx.problem.source, device=ctx.device,
+                          gpu=ctx.gpu, variant_label=variant_label(parent), parent_source=parent.source,
+                          idea=child.idea)
+        try:
+            outcome = write_candidate(ctx.model("coder"), view, ctx.checks or (lambda _: []),
+                                      tools=ctx.tools_for("coder"), mode=ctx.tool_mode,
+                                      max_attempts=ctx.coder_attempts)
+        except (MalformedReply, BudgetExceeded) as bad:
+            tree.mark_failed(child.id, f"the coder gave no usable candidate: {bad}")
+            events.append(f"code {child.id}: no usable candidate")
+        else:
+            tree.write_code(child.id, outcome.candidate.code, outcome.compile_fixes)
+            still = (" | still reported before judging: " + "; ".join(p.splitlines()[0] for p in outcome.problems)
+                     if outcome.problems else "")
+            events.append(f"code {child.id}: {outcome.candidate.summary} ({outcome.attempts} attempt(s)){still}")
+    return {"variants": changed(tree, [child.id]), "events": events, "elapsed_s": time.monotonic() - start,
+            **usage(ctx)}
+
+
+@node
+def review_code(state: OptimizeState, runtime: Ctx) -> Command[Literal["gate", "finish"]]:
+    if not runtime.context.interactive:
+        return Command(goto="gate")
+    tree, events = tree_of(state), []
+    for variant_id in state.get("pending", []):
+        variant = tree.get(variant_id)
+        if variant.settled or not variant.source:
+            continue
+        answer = interrupt({"kind": "code", "variant": variant.id, "idea": variant.idea, "source": variant.source})
+        action = (answer or {}).get("action", "approve")
+        if action == "stop":
+            return Command(goto="finish", update={"stop_reason": "stopped by the user before judging",
+                                                  "status": "stopped"})
+        if action == "skip":
+            tree.mark_failed(variant.id, "skipped by the user")
+            events.append(f"{variant.id} skipped by the user")
+        elif action == "edit" and answer.get("source"):
+            tree.write_code(variant.id, answer["source"])
+            events.append(f"{variant.id} edited by the user")
+    return Command(goto="gate", update={"variants": changed(tree, state.get("pending", [])), "events": events})

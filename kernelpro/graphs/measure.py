@@ -1,0 +1,107 @@
+"""Measure a batch: the gate chooses what deserves the GPU, the judge takes the batch at once, then profiles.
+
+A verdict is stored in the run directory the moment the batch's verdicts come back, before the state moves on,
+so a run killed after judging resumes with every verdict it had (``RunFiles.stored_result``) and judges nothing
+twice. The same code twice (in one batch or across batches) is judged once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.types import Command
+
+from kernelpro.graphs.nodes import Ctx, changed, node, tree_of
+from kernelpro.graphs.state import OptimizeState
+from kernelpro.graphs.views import describe_result
+from kernelpro.harness.ports import Proposal
+from kernelpro.harness.result import EvalResult
+from kernelpro.search.tree import Variant, normalised_source
+
+
+@node
+def gate(state: OptimizeState, runtime: Ctx) -> Command[Literal["judge"]]:
+    ctx, tree = runtime.context, tree_of(state)
+    waiting = [v for v in (tree.get(i) for i in state.get("pending", [])) if not v.settled and v.source]
+    proposals = [Proposal(variant_id=v.id, parent_id=v.parent_id or "", idea=v.idea, source=v.source, prior=v.prior)
+                 for v in waiting]
+    chosen = set(ctx.gate.choose(ctx.problem, proposals)) if proposals else set()
+    events = []
+    for variant in waiting:
+        if variant.id not in chosen:
+            tree.mark_failed(variant.id, f"not measured: the gate ({ctx.gate.name}) chose others")
+            events.append(f"gate: {variant.id} set aside by {ctx.gate.name}")
+    return Command(goto="judge", update={"variants": changed(tree, [v.id for v in waiting]), "events": events})
+
+
+@node
+def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "finish"]]:
+    ctx, tree = runtime.context, tree_of(state)
+    batch = [v for v in (tree.get(i) for i in state.get("pending", [])) if not v.settled and v.source]
+    verdicts: dict[str, tuple[EvalResult, str]] = {}  # id -> verdict, and where it came from
+    todo: dict[str, list[Variant]] = {}  # normalised code -> the batch's variants with it
+    for variant in batch:
+        stored = ctx.files.stored_result(variant.id, variant.source)
+        twin = tree.equivalent_of(variant.source, variant.origin)
+        if stored is not None:
+            verdicts[variant.id] = (stored, " (recovered from the run directory)")
+        elif twin is not None:  # its verdict stands, at no GPU cost; its profile too
+            verdicts[variant.id] = (EvalResult.model_validate(twin.result), f" (the same candidate as {twin.id}: "
+                                                                           "its verdict, not judged again)")
+            variant.profile_notes, variant.findings = twin.profile_notes, list(twin.findings)
+        else:
+            ctx.files.write_source(variant.id, variant.source)
+            todo.setdefault(normalised_source(variant.source), []).append(variant)
+    firsts = [group[0] for group in todo.values()]
+    fresh = ctx.evaluate.judge_many(ctx.problem, [v.source for v in firsts]) if firsts else []
+    gpu_s = sum(r.elapsed_s or 0.0 for r in fresh) if ctx.device == "cuda" else 0.0
+    for group, result in zip(todo.values(), fresh, strict=True):
+        verdicts[group[0].id] = (result, "")
+        for twin in group[1:]:
+            verdicts[twin.id] = (result, f" (the same candidate as {group[0].id}: its verdict, not judged again)")
+    events, iteration = [], state.get("iteration", 0)
+    for variant in batch:
+        result, note = verdicts[variant.id]
+        iteration += 1
+        variant.iteration = iteration
+        tree.record(variant.id, result)
+        ctx.files.record_result(variant.id, result, {"iteration": iteration, "parent": variant.parent_id,
+                                                     "idea": variant.idea, "origin": variant.origin,
+                                                     **result.to_json_dict()})
+        events.append(f"judge {variant.id}: {describe_result(result)}{note}")
+    update = {"variants": changed(tree, state.get("pending", [])), "iteration": iteration, "gpu_s": gpu_s,
+              "events": events, "judged": [v.id for v in batch], "pending": []}
+    for variant in batch:
+        result = verdicts[variant.id][0]
+        if result.reason == "reference_failed":
+            return Command(goto="finish", update={**update, "status": "failed",
+                                                  "stop_reason": f"the reference itself fails: {result.message[:300]}"})
+        if result.problem_findings:  # no candidate on this problem can be an improvement: say why and stop
+            found = result.problem_findings[0]
+            why = f"the problem is degenerate ({found.reason}): {found.message}"
+            return Command(goto="finish", update={**update, "events": [*events, f"{variant.id} does not count: {why}"],
+                                                  "stop_reason": why})
+    return Command(goto="profile", update=update)
+
+
+@node
+def profile(state: OptimizeState, runtime: Ctx) -> Command[Literal["interpret", "critique"]]:
+    """Profile each correct candidate of the batch, or say why it has no profile (the planner sees either)."""
+    ctx, tree = runtime.context, tree_of(state)
+    events, gpu_s, profiled = [], 0.0, False
+    for variant in (tree.get(i) for i in state.get("judged", [])):
+        if variant.speedup is None or variant.profile_notes:
+            continue  # no profile for a failure; a twin's profile came with its verdict
+        report = ctx.profile(ctx.problem, variant.source) if ctx.profile is not None else None
+        if report is None or report.missing:
+            variant.no_profile = (report.missing if report is not None else "") or ctx.no_profile_reason or \
+                "the profiler could not measure it (see profiles/)"
+            gpu_s += report.gpu_s if report is not None else 0.0
+            events.append(f"profile {variant.id}: no profile ({variant.no_profile})")
+            continue
+        variant.profile_notes, variant.findings, variant.no_profile = report.text, report.finding_ids, ""
+        gpu_s += report.gpu_s
+        profiled = True
+        events.append(f"profile {variant.id}: {report.headline}")
+    update = {"variants": changed(tree, state.get("judged", [])), "gpu_s": gpu_s, "events": events}
+    return Command(goto="interpret" if profiled and ctx.uses_llm else "critique", update=update)
