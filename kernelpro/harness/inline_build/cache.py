@@ -1,7 +1,8 @@
 """Built extensions on disk, one directory per key, shared by every run and process.
 
 An entry is ``<root>/<key[:2]>/<key>/`` holding ``<name>.so`` and ``entry.json`` (what was built, how long it
-took). Builds happen in ``<root>/.staging/`` and are published with one ``os.rename`` of their directory:
+took). Builds happen in ``<root>/.staging/``; the library is packed into a new directory beside its entry and
+published with one ``os.rename`` of that directory:
 readers see a whole entry or none. Builders of one key take an exclusive ``flock`` on its lock file first, so
 a second process waits for the first one's build and then finds it instead of building it again.
 """
@@ -65,12 +66,13 @@ class InlineCache:
         """Move the library built in ``build_dir`` into the entry for ``key`` and return the entry. If another
         process published it first, theirs stays (the same sources built the same way) and ours is dropped."""
         library = build_dir / f"{name}{LIBRARY_SUFFIX}"
-        package = Path(tempfile.mkdtemp(dir=build_dir.parent, prefix=f"{key[:16]}.entry."))
+        target = self.entry(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Packed beside the entry, so the rename never crosses a mount (a worker's namespace may split them).
+        package = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{key[:16]}.entry."))
         try:
             shutil.copy2(library, package / library.name)
             (package / "entry.json").write_text(json.dumps({**record, "key": key, "name": name}, sort_keys=True))
-            target = self.entry(key)
-            target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.rename(package, target)
             except OSError:
