@@ -90,3 +90,17 @@ def test_the_workers_load_inline_loads_from_the_cache_and_says_how(tmp_path, env
     assert worker_side.records()[0]["path"] == "built_ahead"
     worker_side.begin_job({})  # no inline section: torch's own behaviour, nothing recorded
     assert call().twice(1) == 2 and worker_side.records() == []
+
+
+def test_a_broken_leftover_entry_is_replaced_whole(tmp_path):
+    cache = InlineCache(tmp_path)
+    build_dir = cache.staging("k" * 64)
+    (build_dir / "ext.so").write_bytes(b"new")
+    leftover = cache.entry("k" * 64)
+    leftover.mkdir(parents=True)
+    (leftover / "ext.so").write_bytes(b"half-written")  # no entry.json: not an entry
+    assert cache.lookup("k" * 64, "ext") is None
+    entry = cache.publish("k" * 64, "ext", build_dir, {"build_s": 1.0})
+    assert cache.lookup("k" * 64, "ext") == entry and (entry / "ext.so").read_bytes() == b"new"
+    assert cache.record("k" * 64)["build_s"] == 1.0
+    assert not [p for p in entry.parent.iterdir() if p.name.startswith(".")]

@@ -63,7 +63,7 @@ def make(n):
     assert found.specs == []
     reasons = {u.line: u.reason for u in found.unresolved}
     assert set(reasons) == {8, 9, 10, 14}
-    assert "SRC2 is bound more than once" in reasons[9] and "**" in reasons[10] and "n is bound" in reasons[14]
+    assert "SRC2 is bound more than once" in reasons[9] and "**" in reasons[10] and "n is a parameter" in reasons[14]
 
 
 def test_load_from_files_hashes_their_contents(tmp_path):

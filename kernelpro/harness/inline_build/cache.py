@@ -76,9 +76,18 @@ class InlineCache:
             try:
                 os.rename(package, target)
             except OSError:
-                if self.lookup(key, name) is None:  # not a lost race: a broken leftover; replace it
-                    shutil.rmtree(target, ignore_errors=True)
-                    os.rename(package, target)
+                if self.lookup(key, name) is None:  # not a lost race: a leftover, or a file system that
+                    _publish_files(package, target)  # refuses to rename directories (overlayfs: EXDEV)
         finally:
             shutil.rmtree(package, ignore_errors=True)
         return target
+
+
+def _publish_files(package: Path, target: Path) -> None:
+    """File by file, each replaced atomically, the record last: ``lookup`` sees the entry only once it is whole."""
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "entry.json").unlink(missing_ok=True)
+    for item in sorted(package.iterdir(), key=lambda p: p.name == "entry.json"):
+        tmp = target / f".{item.name}.{os.getpid()}.tmp"
+        shutil.copy2(item, tmp)
+        os.replace(tmp, target / item.name)

@@ -90,11 +90,14 @@ def _stored_names(node: ast.AST) -> list[str]:
 class _Scope:
     """Names whose value is known: bound exactly once, to something that resolves."""
 
-    def __init__(self, bound: dict[str, list[ast.expr]], outer: _Scope | None, rebound: set[str]) -> None:
-        self.bound, self.outer, self.rebound = bound, outer, rebound
+    def __init__(self, bound: dict[str, list[ast.expr]], outer: _Scope | None, rebound: set[str],
+                 parameters: frozenset[str] = frozenset()) -> None:
+        self.bound, self.outer, self.rebound, self.parameters = bound, outer, rebound, parameters
         self.resolving: set[str] = set()
 
     def lookup(self, name: str) -> Any:
+        if name in self.parameters:
+            raise _Unresolved(f"{name} is a parameter of the function that makes the call")
         if name in self.bound:
             values = self.bound[name]
             if len(values) != 1 or name in self.rebound or name in self.resolving:
@@ -215,10 +218,7 @@ def find_calls(candidate_source: str, base_dir: Path | None = None) -> FoundCall
         for function in stack:
             arguments = [a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)]
             arguments += [a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None]
-            bound = _assignments(function.body)
-            for argument in arguments:
-                bound.setdefault(argument, []).extend([ast.Constant(...), ast.Constant(...)])
-            scope = _Scope(bound, scope, rebound)
+            scope = _Scope(_assignments(function.body), scope, rebound, frozenset(arguments))
         try:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 raise _Unresolved("* or ** arguments")
