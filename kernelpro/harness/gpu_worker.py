@@ -71,9 +71,6 @@ def _warm_up(device: str, preload: list[str]) -> None:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
     import kernelpro.runtime  # noqa: F401 - candidates may import it; the baseline must cover it
-    from kernelpro.harness.inline_build import worker_side
-
-    worker_side.install()  # load_inline from the extension cache, in place before the baseline
 
     if device.startswith("cuda"):  # once per worker; on the CPU each job's fork does it when it needs to, since
         settle_lazy_patches()      # importing dynamo here would disturb the forks' heaps (the stale-memory poison)

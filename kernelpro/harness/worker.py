@@ -81,6 +81,8 @@ def apply_job_environment(job: dict[str, Any]) -> None:
     os.environ["TORCH_EXTENSIONS_DIR"] = job["torch_extensions_dir"]
     if arch_list := (job.get("inline") or {}).get("environment", {}).get("arch_list"):
         os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list  # what the judge built ahead for, and keyed on
+    if job.get("inline") is not None:  # the candidate mentions cpp_extension: its load_inline goes through the cache
+        worker_side.install()
     worker_side.begin_job(job)
     for key, value in job.get("compile", {}).items():
         if value is not None:
@@ -195,9 +197,6 @@ def main() -> None:
         os._exit(0)
     # Import the judge before the candidate can run: timing binds its clocks at import.
     import kernelpro.harness.evaluate  # noqa: F401
-    from kernelpro.harness.inline_build import worker_side
-
-    worker_side.install()
 
     if uses_compiler(job["candidate_source"]):
         settle_lazy_patches()

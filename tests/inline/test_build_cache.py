@@ -104,3 +104,23 @@ def test_a_broken_leftover_entry_is_replaced_whole(tmp_path):
     assert cache.lookup("k" * 64, "ext") == entry and (entry / "ext.so").read_bytes() == b"new"
     assert cache.record("k" * 64)["build_s"] == 1.0
     assert not [p for p in entry.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_a_build_failing_in_the_worker_is_a_condensed_compile_error(tmp_path, environment, monkeypatch):
+    """A call the judge could not read, whose sources do not build: the import fails with the condensed log, and
+    the loader makes it a compile error (not an import error with torch's whole ninja output)."""
+    from kernelpro.harness.loader import Verdict, load_candidate
+    from tests.inline.extensions import runtime_candidate
+
+    worker_side.install()
+    monkeypatch.chdir(tmp_path)
+    source = runtime_candidate().replace("PyNumber_Add(x, x)", "PyNumber_Add(x, y)")
+    worker_side.begin_job({"candidate_source": source, "inline": {
+        "cache_root": str(tmp_path / "cache"), "environment": environment, "ahead": {}, "why_not_ahead": ""}})
+    with pytest.raises(Verdict) as failure:
+        load_candidate(source, tmp_path)
+    result = failure.value.result
+    assert (result.status, result.reason) == ("compile_error", "kernel_compile_error")
+    wrong = next(n for n, line in enumerate(C_API_SOURCE.splitlines(), 1) if "PyNumber_Add" in line)
+    assert f"cpp_sources:{wrong}:" in result.message and "not declared" in result.message
+    assert worker_side.records()[0]["path"] == "build_failed"
