@@ -172,7 +172,8 @@ class Pipeline:
                     else:
                         self._queue_inline(index, plans.pop(index, None), items, checked, results, work)
             while plans:  # in the order their builds finish, so the GPU never waits on a slower one
-                wait([f for plan in plans.values() for f in plan.futures], return_when="FIRST_COMPLETED")
+                if pending := [f for plan in plans.values() for f in plan.futures if not f.done()]:
+                    wait(pending, return_when="FIRST_COMPLETED")
                 for index in [i for i, plan in plans.items() if all(f.done() for f in plan.futures)]:
                     self._queue_inline(index, plans.pop(index), items, checked, results, work)
         finally:
