@@ -1,7 +1,8 @@
 """The judging pipeline: static checks, compiles in a CPU pool ahead of the GPU queue, one worker per device.
 
-A producer thread compiles the candidates' literal CUDA kernels in chunks (``compile_ahead``) and queues each
-candidate as soon as its chunk is built; a kernel that does not compile is a verdict without a worker. One
+A producer thread compiles the candidates' literal CUDA kernels in chunks (``compile_ahead``), starts their
+``load_inline`` builds in a pool of their own (``inline_ahead``), and queues each candidate as soon as its
+kernels and extensions are built; one that does not compile is a verdict without a worker. One
 lane per device drains the queue: with ``harness.worker_mode = "persistent"`` through a long-lived worker
 (``worker_handle``), with ``"fresh"`` through a new worker process per candidate (``sandbox``). Verdicts
 come back in input order, and a candidate that crashes, hangs or cheats never takes a later one down.
@@ -9,6 +10,7 @@ come back in input order, and a candidate that crashes, hangs or cheats never ta
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -124,6 +126,7 @@ class Pipeline:
                 results[index] = found
         runnable = [i for i, found in enumerate(checked) if not isinstance(found, EvalResult)]
         work: queue.Queue[int | None] = queue.Queue()
+        self._planned, self._building = threading.Event(), False
         producer = threading.Thread(target=self._compile, args=(items, runnable, checked, results, work), daemon=True)
         lanes = [threading.Thread(target=self._drain, args=(lane, work, items, checked, results, timing), daemon=True)
                  for lane in self.lanes]
@@ -154,6 +157,8 @@ class Pipeline:
                     plan = None
                 if plan is not None:
                     plans[index] = plan
+            self._building = any(plan.futures for plan in plans.values())
+            self._planned.set()
             for start in range(0, len(runnable), chunk):
                 indices = runnable[start:start + chunk]
                 try:
@@ -177,6 +182,7 @@ class Pipeline:
                 for index in [i for i, plan in plans.items() if all(f.done() for f in plan.futures)]:
                     self._queue_inline(index, plans.pop(index), items, checked, results, work)
         finally:
+            self._planned.set()
             for _ in self.lanes:
                 work.put(None)
 
@@ -197,6 +203,11 @@ class Pipeline:
 
     def _drain(self, lane: Lane, work: queue.Queue, items: list[Item], checked: list, results: list,
                timing: bool) -> None:
+        self._planned.wait()
+        if self._building and lane.worker is not None and lane.worker.proc is None and work.empty():
+            # start the worker (Python, torch, CUDA) while the first extensions build, not after
+            with contextlib.suppress(WorkerStartError):  # the first job tries again, and reports it
+                lane.worker.start()
         while (index := work.get()) is not None:
             problem, source = items[index]
             try:

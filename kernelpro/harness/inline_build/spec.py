@@ -182,7 +182,7 @@ def build_environment(arch_list: str) -> dict[str, str]:
 
     cuda_home = cpp_extension.CUDA_HOME
     nvcc = os.path.join(cuda_home, "bin", "nvcc") if cuda_home else "nvcc"
-    compiler = os.environ.get("CXX", "c++")
+    compiler = getattr(cpp_extension, "get_cxx_compiler", lambda: "c++")()  # torch's choice (CXX, else c++)
     return {"torch": torch.__version__, "torch_cuda": str(torch.version.cuda),
             "cxx11_abi": str(torch._C._GLIBCXX_USE_CXX11_ABI), "python": sys.implementation.cache_tag,
             "machine": platform.machine(), "nvcc": _tool_version(nvcc),
