@@ -66,7 +66,7 @@ class InlineAhead:
 
     @functools.cached_property
     def environment(self) -> dict[str, str]:
-        return build_environment(self.arch_list)
+        return build_environment(self.arch_list, self.settings.inline_lean_headers)
 
     @property
     def cache_root(self) -> Path | None:
@@ -115,7 +115,7 @@ class InlineAhead:
                 troubles.append(f"the pool's build of {build.spec.name!r} failed ({build.failure}): {build.log[:300]}")
             elif build.built:
                 ahead[build.key] = {"path": "built_ahead", "build_s": round(build.build_s, 3),
-                                    "cpu_s": round(build.cpu_s, 3)}
+                                    "cpu_s": round(build.cpu_s, 3), "lean_headers": build.lean_headers}
             else:
                 ahead[build.key] = {"path": "cache_hit"}
         if not self.settings.inline_ahead:

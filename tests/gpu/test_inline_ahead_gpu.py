@@ -26,6 +26,7 @@ def test_load_inline_is_built_ahead_then_loaded_from_the_cache(settings):
         stats = pipeline.stats
     assert first.status == "ok" and shared.status == "ok", (first.message, shared.message)
     assert [r.details["load_inline"][0]["path"] for r in (first, shared)] == ["built_ahead"] * 2
+    assert first.details["load_inline"][0]["lean_headers"] is True  # its CUDA source built on torch/types.h
     assert (stats.inline.built, stats.inline.failed) == (1, 1) and stats.inline.cpu_s > 0
     assert (failed.status, failed.reason) == ("compile_error", "kernel_compile_error")
     line = next(n for n, text in enumerate(broken.splitlines(), 1) if "undefined_scale" in text)

@@ -99,3 +99,19 @@ def test_the_key_follows_what_changes_the_library_only(environment):
 def test_positional_arguments_bind_as_torch_binds_them(environment):
     assert _key(environment, name="e", cpp_sources="a", cuda_sources="b") == spec_key(
         spec_from_arguments("inline", bind_arguments("inline", ("e", "a", "b"), {})), environment)
+
+
+def test_lean_headers_apply_only_where_the_cuda_source_needs_nothing_more():
+    from kernelpro.harness.inline_build.build import lean_variant
+
+    def spec(cuda):
+        return spec_from_arguments("inline", bind_arguments("inline", (), {
+            "name": "e", "cpp_sources": "#include <torch/extension.h>\nint f();", "cuda_sources": cuda}))
+
+    plain = "#include <torch/extension.h>\n__global__ void k() {}\ntorch::Tensor f(torch::Tensor x) { return x; }"
+    lean = lean_variant(spec(plain))
+    assert lean.cuda_sources == [plain.replace("torch/extension.h", "torch/types.h")]
+    assert lean.cpp_sources == spec(plain).cpp_sources  # main.cpp keeps torch/extension.h (the bindings need it)
+    assert lean_variant(spec(plain + "\npy::object g();")) is None
+    assert lean_variant(spec(plain + "\ntorch::nn::Linear l(1, 1);")) is None
+    assert lean_variant(spec("#include <torch/types.h>\n__global__ void k() {}")) is None

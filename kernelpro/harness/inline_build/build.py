@@ -31,8 +31,48 @@ class BuildFailed(Exception):
         self.log = log
 
 
-def build_library(spec: InlineSpec, build_dir: Path) -> None:
-    """Build ``spec`` into ``build_dir`` (leaving ``<name>.so`` there) with ``TORCH_CUDA_ARCH_LIST`` as set."""
+FULL_HEADER = "#include <torch/extension.h>"
+LEAN_HEADER = "#include <torch/types.h>"
+# What torch/extension.h declares beyond torch/types.h (torch/all.h's libraries, torch/python.h's bindings): a CUDA
+# source naming any of these keeps the full header.
+NEEDS_FULL_HEADER = ("py::", "pybind11", "PYBIND11", "PyObject", "Py_", "THP", "torch::nn", "torch::optim",
+                     "torch::autograd", "torch::jit", "torch::data", "torch::serialize", "torch::python",
+                     "torch::cuda::", "torch::fft", "torch::linalg", "torch::special", "torch::nested",
+                     "torch::sparse")
+
+
+def lean_variant(spec: InlineSpec) -> InlineSpec | None:
+    """``spec`` with its CUDA source on ``torch/types.h``, where that cannot change what the source means: every
+    name it uses then comes from the same declarations (types.h is part of what extension.h includes), and a
+    name only extension.h declares makes the lean build fail, not resolve elsewhere. None where it does not
+    apply."""
+    text = "\n".join(spec.cuda_sources)
+    if FULL_HEADER not in text or any(word in text for word in NEEDS_FULL_HEADER):
+        return None
+    return spec.model_copy(update={"cuda_sources": [s.replace(FULL_HEADER, LEAN_HEADER) for s in spec.cuda_sources]})
+
+
+def build_library(spec: InlineSpec, build_dir: Path, lean_headers: bool = False) -> bool:
+    """Build ``spec`` into ``build_dir`` (leaving ``<name>.so`` there) with ``TORCH_CUDA_ARCH_LIST`` as set.
+
+    With ``lean_headers``, the CUDA source is tried on ``torch/types.h`` first (``lean_variant``) and built as
+    written if that fails. Returns whether the lean build is the one kept.
+    """
+    lean = lean_variant(spec) if lean_headers else None
+    if lean is not None:
+        try:
+            _build_once(lean, build_dir / "lean")
+        except BuildFailed:
+            pass
+        else:
+            shutil.move(str(build_dir / "lean" / f"{spec.name}.so"), str(build_dir / f"{spec.name}.so"))
+            return True
+    _build_once(spec, build_dir)
+    return False
+
+
+def _build_once(spec: InlineSpec, build_dir: Path) -> None:
+    build_dir.mkdir(parents=True, exist_ok=True)
     from torch.utils import cpp_extension
 
     builder = cpp_extension.load_inline if spec.kind == "inline" else cpp_extension.load
@@ -60,7 +100,8 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def build_into_cache(spec: InlineSpec, key: str, cache: InlineCache, built_by: str) -> dict[str, Any]:
+def build_into_cache(spec: InlineSpec, key: str, cache: InlineCache, built_by: str,
+                     lean_headers: bool = False) -> dict[str, Any]:
     """The entry for ``key``, built now (under its lock) unless some process already did.
 
     Returns ``{"built": bool, "build_s", "cpu_s", "entry"}``; raises ``BuildFailed`` for sources that do not
@@ -74,9 +115,9 @@ def build_into_cache(spec: InlineSpec, key: str, cache: InlineCache, built_by: s
         build_dir = cache.staging(key)
         try:
             started, cpu_before = time.monotonic(), _children_cpu_s()
-            build_library(spec, build_dir)
+            lean = build_library(spec, build_dir, lean_headers)
             record = {"build_s": round(time.monotonic() - started, 3),
-                      "cpu_s": round(_children_cpu_s() - cpu_before, 3), "built_by": built_by}
+                      "cpu_s": round(_children_cpu_s() - cpu_before, 3), "built_by": built_by, "lean_headers": lean}
             entry = cache.publish(key, spec.name, build_dir, record)
         finally:
             shutil.rmtree(build_dir, ignore_errors=True)
@@ -98,7 +139,7 @@ def main() -> None:
     spec = InlineSpec.model_validate(job["spec"])
     try:
         outcome: dict[str, Any] = {"ok": True, **build_into_cache(spec, job["key"], InlineCache(job["cache_root"]),
-                                                                  "pool")}
+                                                                  "pool", job.get("lean_headers", False))}
     except BuildFailed as failure:
         outcome = {"ok": False, "failure": "compile", "log": failure.log}
     except Exception as exc:  # noqa: BLE001 - whatever else happens is this build's outcome

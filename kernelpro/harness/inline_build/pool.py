@@ -40,6 +40,8 @@ class AheadBuild:
     """The build's own wall time (0 for a cache hit)."""
     cpu_s: float = 0.0
     """CPU time of the compilers it ran."""
+    lean_headers: bool = False
+    """The CUDA source was built on torch/types.h (``build.lean_variant``)."""
 
 
 class InlineBuildPool:
@@ -63,7 +65,8 @@ class InlineBuildPool:
         with tempfile.TemporaryDirectory(prefix="kernelpro-inline-") as scratch:
             result_path = Path(scratch) / "result.json"
             job = {"spec": spec.model_dump(mode="json"), "key": key, "cache_root": str(self.cache_root),
-                   "arch_list": self.arch_list, "result_path": str(result_path)}
+                   "arch_list": self.arch_list, "result_path": str(result_path),
+                   "lean_headers": self.settings.inline_lean_headers}
             started = time.monotonic()
             process = subprocess.Popen([sys.executable, "-m", "kernelpro.harness.inline_build.build"],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -84,7 +87,7 @@ class InlineBuildPool:
             return AheadBuild(key, spec, ok=False, failure=outcome["failure"], log=outcome["log"],
                               build_s=time.monotonic() - started)
         return AheadBuild(key, spec, ok=True, built=outcome["built"], build_s=outcome.get("build_s") or 0.0,
-                          cpu_s=outcome.get("cpu_s") or 0.0)
+                          cpu_s=outcome.get("cpu_s") or 0.0, lean_headers=bool(outcome.get("lean_headers")))
 
 
 def _kill_group(process: subprocess.Popen) -> None:

@@ -175,7 +175,7 @@ def _tool_version(executable: str) -> str:
     return (out.stdout + out.stderr).strip()
 
 
-def build_environment(arch_list: str) -> dict[str, str]:
+def build_environment(arch_list: str, lean_headers: bool = False) -> dict[str, str]:
     """What, besides the call itself, decides the built library: the same on the judge and in its workers."""
     import torch
     from torch.utils import cpp_extension
@@ -186,7 +186,7 @@ def build_environment(arch_list: str) -> dict[str, str]:
     return {"torch": torch.__version__, "torch_cuda": str(torch.version.cuda),
             "cxx11_abi": str(torch._C._GLIBCXX_USE_CXX11_ABI), "python": sys.implementation.cache_tag,
             "machine": platform.machine(), "nvcc": _tool_version(nvcc),
-            "cxx": _tool_version(compiler), "arch_list": arch_list}
+            "cxx": _tool_version(compiler), "arch_list": arch_list, "lean_headers": "1" if lean_headers else "0"}
 
 
 def spec_key(spec: InlineSpec, environment: dict[str, str]) -> str:

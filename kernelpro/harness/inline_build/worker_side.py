@@ -102,14 +102,15 @@ def _resolve(kind: str, real: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     key = spec_key(spec, context.environment)
     record["key"] = key[:16]
     try:
-        outcome = build_into_cache(spec, key, context.cache, "worker")
+        outcome = build_into_cache(spec, key, context.cache, "worker", context.environment.get("lean_headers") == "1")
     except BuildFailed as failure:
         record.update(path="build_failed", seconds=round(time.monotonic() - started, 3))
         raise ExtensionBuildError(f"extension {spec.name!r} does not build:\n"
                                   + condense_build_log(failure.log, spec, context.candidate_source)) from None
     if outcome["built"]:
         why = context.why_not_ahead or "its arguments are only known at run time"
-        record.update(path="built_in_worker", why=why, build_s=outcome["build_s"], cpu_s=outcome["cpu_s"])
+        record.update(path="built_in_worker", why=why, build_s=outcome["build_s"], cpu_s=outcome["cpu_s"],
+                      lean_headers=outcome["lean_headers"])
     elif key in context.ahead:
         record.update(context.ahead[key])
     else:
