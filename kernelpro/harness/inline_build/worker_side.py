@@ -108,7 +108,8 @@ def _resolve(kind: str, real: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
         raise ExtensionBuildError(f"extension {spec.name!r} does not build:\n"
                                   + condense_build_log(failure.log, spec, context.candidate_source)) from None
     if outcome["built"]:
-        why = context.why_not_ahead or "its arguments are only known at run time"
+        why = context.why_not_ahead or ("its arguments at run time differ from those read in its source"
+                                        if context.ahead else "its arguments are only known at run time")
         record.update(path="built_in_worker", why=why, build_s=outcome["build_s"], cpu_s=outcome["cpu_s"],
                       lean_headers=outcome["lean_headers"])
     elif key in context.ahead:
