@@ -126,6 +126,8 @@ class HarnessSettings(BaseModel):
 
 
 KERNELPRO_HOME = Path.home() / ".kernelpro"
+# The user's cache directory (XDG): builds that can be thrown away and made again.
+USER_CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernelpro"
 
 
 class CompileSettings(BaseModel):
@@ -143,6 +145,26 @@ class CompileSettings(BaseModel):
     """Processes in the compile pool; 0 means one per CPU core."""
     timeout_s: float = 180.0
     """Wall-time limit for one compilation."""
+    inline_ahead: bool = True
+    """Build candidates' ``torch.utils.cpp_extension.load_inline``/``load`` extensions in the CPU pool while the
+    GPU judges others, where their arguments can be read from the source; off, every extension is built in the
+    worker when the candidate is imported (the serial path)."""
+    inline_cache: bool = True
+    """Keep built extensions in ``inline_cache_dir`` and load them from there, in the pool and in workers alike;
+    off, every extension is built again (in a throw-away directory)."""
+    inline_cache_dir: Path = USER_CACHE_DIR / "load-inline"
+    """Built ``load_inline`` extensions keyed on their sources, flags, torch, CUDA, compiler and target; shared by
+    every run and process (entries are published by an atomic rename, builds of one key serialised by a lock)."""
+    inline_lean_headers: bool = True
+    """Compile a load_inline candidate's CUDA source with ``<torch/types.h>`` where it includes
+    ``<torch/extension.h>`` and uses nothing that only the latter declares (pybind11, Python, torch::nn/optim/
+    autograd/jit/data): about 3x less nvcc time; a source that does not build so is built as written."""
+    inline_workers: int = 0
+    """Extension builds at once in the pool (each runs ninja over its two translation units); 0 means one per
+    CPU core."""
+    inline_timeout_s: float = 900.0
+    """Wall-time limit for one extension build in the pool (a cold build against torch's headers takes about a
+    minute)."""
 
 
 class CutlassSettings(BaseModel):

@@ -32,4 +32,5 @@ def settings(tmp_path, monkeypatch) -> Settings:
     # The suite runs beside other work; tests of the contention mark set their own threshold.
     s.harness.cpu_contention_cores = 1e9
     s.harness.timeout_floor_s = 60  # a slow fault (a memory bomb on a busy host) keeps its own verdict
+    s.compile.inline_cache_dir = tmp_path / "inline-cache"  # every test builds its load_inline extensions anew
     return s

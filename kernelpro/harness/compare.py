@@ -63,8 +63,13 @@ def tolerance_for(dtype: torch.dtype, tolerances: dict[str, Tolerance]) -> Toler
 
 
 def poisoned_elements(tensor: torch.Tensor) -> torch.Tensor:
-    """Mask of elements whose every byte is the poison byte (memory the candidate never wrote)."""
-    raw = tensor.detach().contiguous().view(torch.uint8).reshape(tensor.numel(), tensor.element_size())
+    """Mask of elements whose every byte is the poison byte (memory the candidate never wrote).
+
+    Any shape: a byte view needs a contiguous tensor of at least one dimension, so a 0-dimensional loss, a
+    transposed or expanded output and a half-precision scalar are flattened to one contiguous row first.
+    """
+    flat = tensor.detach().reshape(-1).contiguous()
+    raw = flat.view(torch.uint8).reshape(flat.numel(), flat.element_size())
     return (raw == POISON_BYTE).all(dim=1).reshape(tensor.shape)
 
 

@@ -13,6 +13,7 @@ import torch
 
 from kernelpro.harness import walls
 from kernelpro.harness.handler_probe import HandlerProbe
+from kernelpro.harness.inline_build.worker_side import ExtensionBuildError
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.result import EvalResult, rejected
 
@@ -82,6 +83,8 @@ def load_candidate(source: str, workdir: Path, probe: HandlerProbe | None = None
                       f"the candidate called exit({exc.code!r}) while being imported") from None
     except MemoryError:
         raise verdict("runtime_error", "memory_limit", "ran out of memory while being imported") from None
+    except ExtensionBuildError as exc:
+        raise verdict("compile_error", "kernel_compile_error", str(exc)) from None
     except BaseException as exc:  # noqa: BLE001
         if hit := walls.findings_for(exc):
             raise Verdict(rejected(hit)) from None
@@ -119,6 +122,8 @@ def build(cls: type, init_inputs: list[Any], seed: int, device: torch.device, pa
         raise verdict("runtime_error", "exit_called", f"{cls.__name__}() called exit({exc.code!r})") from None
     except MemoryError:
         raise verdict("runtime_error", "memory_limit", f"{cls.__name__}() ran out of memory") from None
+    except ExtensionBuildError as exc:  # a load_inline in __init__
+        raise verdict("compile_error", "kernel_compile_error", str(exc)) from None
     except BaseException as exc:  # noqa: BLE001
         if failure_reason != "reference_failed" and (hit := walls.findings_for(exc)):
             raise Verdict(rejected(hit)) from None

@@ -1,7 +1,8 @@
 """The judging pipeline: static checks, compiles in a CPU pool ahead of the GPU queue, one worker per device.
 
-A producer thread compiles the candidates' literal CUDA kernels in chunks (``compile_ahead``) and queues each
-candidate as soon as its chunk is built; a kernel that does not compile is a verdict without a worker. One
+A producer thread compiles the candidates' literal CUDA kernels in chunks (``compile_ahead``), starts their
+``load_inline`` builds in a pool of their own (``inline_ahead``), and queues each candidate as soon as its
+kernels and extensions are built; one that does not compile is a verdict without a worker. One
 lane per device drains the queue: with ``harness.worker_mode = "persistent"`` through a long-lived worker
 (``worker_handle``), with ``"fresh"`` through a new worker process per candidate (``sandbox``). Verdicts
 come back in input order, and a candidate that crashes, hangs or cheats never takes a later one down.
@@ -9,13 +10,17 @@ come back in input order, and a candidate that crashes, hangs or cheats never ta
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
+from concurrent.futures import wait
 from dataclasses import dataclass, field
+from typing import Any
 
 from kernelpro.config import HarnessSettings, Settings
 from kernelpro.harness.compile_ahead import compile_ahead
+from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, resolve_device
 from kernelpro.harness.result import EvalResult, GuardFinding
@@ -43,11 +48,14 @@ def lane_devices(device: str, harness: HarnessSettings) -> list[str]:
 
 @dataclass
 class PipelineStats:
-    """What the pipeline did: candidates judged in workers, worker starts, and why workers were replaced."""
+    """What the pipeline did: candidates judged in workers, worker starts, why workers were replaced, and the
+    ``load_inline`` builds of its pool (``inline_pool_width`` 0: it never started)."""
 
     judged: int = 0
     worker_starts: int = 0
     restarts: list[str] = field(default_factory=list)
+    inline: InlineCounts = field(default_factory=InlineCounts)
+    inline_pool_width: int = 0
 
 
 class Lane:
@@ -59,8 +67,11 @@ class Lane:
         self.worker = LongLivedWorker(device, settings.harness) if persistent else None
         self.judged = 0
 
-    def judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool) -> EvalResult:
+    def judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool,
+              inline: dict[str, Any] | None = None) -> EvalResult:
         job = make_job(problem, source, self.device, self.settings, timing)
+        if inline is not None:
+            job["inline"] = inline
         try:
             outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
         except WorkerStartError as exc:
@@ -84,6 +95,8 @@ class Pipeline:
             hide_this_process()  # the judge's environment may hold credentials; its workers must not read it
         self.device = resolve_device(device if device != "auto" else settings.device)
         self.lanes = [Lane(d, settings) for d in lane_devices(self.device, settings.harness)]
+        self.inline = InlineAhead(settings.compile)
+        self.inline_sections: dict[int, dict[str, Any]] = {}
 
     def __enter__(self) -> Pipeline:
         return self
@@ -94,13 +107,15 @@ class Pipeline:
     def close(self) -> None:
         for lane in self.lanes:
             lane.close()
+        self.inline.close()
 
     @property
     def stats(self) -> PipelineStats:
         workers = [lane.worker for lane in self.lanes if lane.worker is not None]
         return PipelineStats(judged=sum(lane.judged for lane in self.lanes),
                              worker_starts=sum(w.starts for w in workers),
-                             restarts=[reason for w in workers for reason in w.restarts])
+                             restarts=[reason for w in workers for reason in w.restarts],
+                             inline=self.inline.counts, inline_pool_width=self.inline.width)
 
     def judge(self, items: list[Item], timing: bool = True) -> list[EvalResult]:
         """Verdicts for ``items`` in order. Never raises for a bad candidate."""
@@ -111,6 +126,7 @@ class Pipeline:
                 results[index] = found
         runnable = [i for i, found in enumerate(checked) if not isinstance(found, EvalResult)]
         work: queue.Queue[int | None] = queue.Queue()
+        self._planned, self._building = threading.Event(), False
         producer = threading.Thread(target=self._compile, args=(items, runnable, checked, results, work), daemon=True)
         lanes = [threading.Thread(target=self._drain, args=(lane, work, items, checked, results, timing), daemon=True)
                  for lane in self.lanes]
@@ -128,9 +144,21 @@ class Pipeline:
 
     def _compile(self, items: list[Item], runnable: list[int], checked: list, results: list,
                  work: queue.Queue) -> None:
-        """Compile ahead in chunks the size of the pool, queueing each chunk's candidates once it is built."""
+        """Start every candidate's load_inline builds in their pool, compile CudaKernels ahead in chunks the size
+        of the compile pool, and queue each candidate once all its builds are done."""
+        self.inline_sections = {}
+        plans: dict[int, InlinePlan] = {}
         chunk = max(1, self.settings.compile.workers or os.cpu_count() or 1)
         try:
+            for index in runnable:
+                try:
+                    plan = self.inline.plan(items[index][1])
+                except Exception:  # noqa: BLE001 - the worker then builds the extensions itself
+                    plan = None
+                if plan is not None:
+                    plans[index] = plan
+            self._building = any(plan.futures for plan in plans.values())
+            self._planned.set()
             for start in range(0, len(runnable), chunk):
                 indices = runnable[start:start + chunk]
                 try:
@@ -139,22 +167,51 @@ class Pipeline:
                     compiled = [[] for _ in indices]
                 for index, kernels in zip(indices, compiled, strict=True):
                     broken = next((r for r in kernels if r.failure == "compile"), None)
-                    if broken is None:
-                        work.put(index)
-                        continue
-                    results[index] = EvalResult(
-                        status="compile_error", reason="kernel_compile_error", guards=checked[index],
-                        message=f"a CudaKernel does not compile ({broken.backend}):\n{broken.message}")
+                    if broken is not None:
+                        plans.pop(index, None)
+                        results[index] = EvalResult(
+                            status="compile_error", reason="kernel_compile_error", guards=checked[index],
+                            message=f"a CudaKernel does not compile ({broken.backend}):\n{broken.message}")
+                    elif index in plans and plans[index].futures:
+                        continue  # queued once its extensions are built
+                    else:
+                        self._queue_inline(index, plans.pop(index, None), items, checked, results, work)
+            while plans:  # in the order their builds finish, so the GPU never waits on a slower one
+                if pending := [f for plan in plans.values() for f in plan.futures if not f.done()]:
+                    wait(pending, return_when="FIRST_COMPLETED")
+                for index in [i for i, plan in plans.items() if all(f.done() for f in plan.futures)]:
+                    self._queue_inline(index, plans.pop(index), items, checked, results, work)
         finally:
+            self._planned.set()
             for _ in self.lanes:
                 work.put(None)
 
+    def _queue_inline(self, index: int, plan: InlinePlan | None, items: list[Item], checked: list, results: list,
+                      work: queue.Queue) -> None:
+        if plan is not None:
+            try:
+                broken, section = self.inline.settle(plan, items[index][1])
+            except Exception as exc:  # noqa: BLE001 - the worker then builds the extensions as torch does
+                broken, section = None, {"cache_root": None, "environment": {}, "ahead": {},
+                                         "why_not_ahead": f"the build pool failed: {type(exc).__name__}: {exc}"}
+            if broken is not None:
+                results[index] = EvalResult(status="compile_error", reason="kernel_compile_error",
+                                            guards=checked[index], message=broken)
+                return
+            self.inline_sections[index] = section
+        work.put(index)
+
     def _drain(self, lane: Lane, work: queue.Queue, items: list[Item], checked: list, results: list,
                timing: bool) -> None:
+        self._planned.wait()
+        if self._building and lane.worker is not None and lane.worker.proc is None and work.empty():
+            # start the worker (Python, torch, CUDA) while the first extensions build, not after
+            with contextlib.suppress(WorkerStartError):  # the first job tries again, and reports it
+                lane.worker.start()
         while (index := work.get()) is not None:
             problem, source = items[index]
             try:
-                results[index] = lane.judge(problem, source, checked[index], timing)
+                results[index] = lane.judge(problem, source, checked[index], timing, self.inline_sections.get(index))
             except Exception as exc:  # noqa: BLE001 - one candidate's trouble is its own verdict
                 results[index] = EvalResult(status="runtime_error", reason="worker_error",
                                             message=f"the judge failed on this candidate: {type(exc).__name__}: {exc}")

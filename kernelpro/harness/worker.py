@@ -74,8 +74,16 @@ def prepare_device(device: str, gpu_memory_fraction: float) -> None:
 
 
 def apply_job_environment(job: dict[str, Any]) -> None:
-    """The per-job environment: the load_inline build directory and the compile settings kernelpro.runtime reads."""
+    """The per-job environment: the load_inline build directory and target, the cache-aware load_inline's view of
+    this job, and the compile settings kernelpro.runtime reads."""
+    from kernelpro.harness.inline_build import worker_side
+
     os.environ["TORCH_EXTENSIONS_DIR"] = job["torch_extensions_dir"]
+    if arch_list := (job.get("inline") or {}).get("environment", {}).get("arch_list"):
+        os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list  # what the judge built ahead for, and keyed on
+    if job.get("inline") is not None:  # the candidate mentions cpp_extension: its load_inline goes through the cache
+        worker_side.install()
+    worker_side.begin_job(job)
     for key, value in job.get("compile", {}).items():
         if value is not None:
             os.environ[f"KERNELPRO_COMPILE__{key.upper()}"] = value if isinstance(value, str) else json.dumps(value)
@@ -156,6 +164,10 @@ def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit) -> Any:
                           message="the evaluation itself failed: "
                                   + "".join(traceback.format_exception_only(type(exc), exc)).strip())
     result.details["phase_s"] = evaluation.close_phases()
+    from kernelpro.harness.inline_build import worker_side
+
+    if extensions := worker_side.records():
+        result.details["load_inline"] = extensions
     if "isolation" in job:
         result.details["isolation"] = job["isolation"]
     return result
