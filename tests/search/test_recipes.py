@@ -48,6 +48,7 @@ def test_every_recipe_passes_the_static_guards(device):
         recipes = recipes_for(prob, device)
         assert recipes, prob.name
         for recipe in recipes:
+            compile(recipe.source, f"{prob.name}:{recipe.name}", "exec")  # renders valid Python
             found = precheck(recipe.source)
             assert not isinstance(found, EvalResult), f"{prob.name} {recipe.name}: {found.message}"
             assert all(f.severity != "reject" for f in found)
