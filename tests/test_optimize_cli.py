@@ -144,6 +144,9 @@ def test_without_a_model_it_says_so_and_runs_the_recipes(tmp_path):
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-3000:]
     assert "No language model is configured" in stderr and "KERNELPRO_LLM__MODEL" in stderr
+    notice = " ".join(stderr.split("To let the agents")[0].split())
+    assert "on this CPU: torch.inference_mode" in notice and "not profiled: profiling needs an NVIDIA GPU" in notice
+    assert "CUDA graph" not in notice and "cuDNN" not in notice and "TF32" not in notice  # what runs here, only
     result = last_json(stdout)
     assert result["policy"] == "recipes" and result["candidates_judged"] == 3
     logged = [json.loads(line) for line in Path(result["results"]).read_text().splitlines()]

@@ -35,6 +35,7 @@ from kernelpro.graphs.views import (
     attempt_records,
     describe_result,
     leaderboard_text,
+    measurement_text,
     recipe_lesson,
     stop_reason,
     variant_label,
@@ -282,7 +283,7 @@ def interpret_profile(state: OptimizeState, runtime: Ctx) -> Command[Literal["cr
     ctx, tree = runtime.context, _tree(state)
     variant = tree.get(state["last"])
     view = InterpreterInput(problem_name=ctx.problem.name, gpu=ctx.gpu, variant_label=variant_label(variant),
-                            idea=variant.idea, measurement=variant_summary(variant), findings=variant.diagnosis)
+                            idea=variant.idea, measurement=measurement_text(variant), findings=variant.diagnosis)
     try:
         answer = interpret(ctx.model("profiler_interpreter"), view, tools=ctx.tools_for("profiler_interpreter"),
                            mode=ctx.tool_mode)

@@ -21,7 +21,8 @@ from kernelpro.search.recipe_code import render_candidate
 from kernelpro.search.recipe_ingredients import COMBINATIONS, INGREDIENTS, compatible, compatible_all
 from kernelpro.search.tree import Variant, VariantTree
 
-__all__ = ["INGREDIENTS", "ProblemTraits", "Recipe", "compatible", "recipe_expansions", "recipes_for"]
+__all__ = ["INGREDIENTS", "ProblemTraits", "Recipe", "compatible", "recipe_expansions", "recipes_for",
+           "recipes_notice"]
 
 CONV_OPS = re.compile(r"^(Conv(Transpose)?[123]d|conv(_transpose)?[123]d)$")
 CONV2D_OPS = re.compile(r"^(Conv(Transpose)?2d|conv(_transpose)?2d)$")
@@ -95,6 +96,30 @@ class ProblemTraits:
     def allows(self, ingredient: str, device: str) -> bool:
         found = INGREDIENTS[ingredient]
         return device in found.priors and (found.trait is None or bool(getattr(self, found.trait)))
+
+
+def recipes_notice(problem: Problem, device: str, profiled: bool, remembered: bool,
+                   tolerances: dict[str, Tolerance] | None = None) -> str:
+    """What the built-in recipes will do for ``problem`` on ``device``, in a sentence, as they will run: the
+    ingredients that apply there, and whether candidates are profiled and remembered."""
+    names = sorted({i for r in recipes_for(problem, device, tolerances) for i in r.ingredients},
+                   key=lambda n: -INGREDIENTS[n].priors[device])
+    where = "on this CPU" if device == "cpu" else "on this GPU"
+    steps = ["judged"] + (["profiled"] if profiled else []) + (["remembered"] if remembered else [])
+    unprofiled = "" if profiled else (" (not profiled: profiling needs an NVIDIA GPU)" if device == "cpu"
+                                       else " (not profiled: --no-profile)")
+    return (f"{where}: {', '.join(RECIPE_WORDS.get(n, n) for n in names)}, each {' and '.join(steps)} like any "
+            f"other candidate{unprofiled}")
+
+
+RECIPE_WORDS = {
+    "cuda_graph": "a hand-captured CUDA graph of the forward", "compile_default": "torch.compile",
+    "compile_max_autotune_no_cudagraphs": "torch.compile max-autotune-no-cudagraphs",
+    "compile_max_autotune": "torch.compile max-autotune", "compile_reduce_overhead": "torch.compile reduce-overhead",
+    "fullgraph": "fullgraph=True", "cudnn_benchmark": "cuDNN autotuning", "channels_last": "channels_last",
+    "tf32": "TF32 where the tolerance allows", "inference_mode": "torch.inference_mode",
+    "single_thread": "one intra-op thread", "freeze": "a frozen trace (torch.jit.freeze)",
+}
 
 
 def guess_dtype(source: str) -> str:

@@ -68,10 +68,11 @@ def face(name: str, description: str, schema: type[BaseModel], run: Callable[...
 
 
 def build_tools(context: ToolContext) -> list[BaseTool]:
-    """Every tool, bound to ``context``."""
+    """Every tool that applies to ``context``'s device, bound to it (on ``cpu``, none of ``faces.GPU_ONLY``)."""
     from kernelpro.tools import faces
 
-    return [face(name, description, schema, run(context)) for name, description, schema, run in faces.CATALOGUE]
+    return [face(name, description, schema, run(context)) for name, description, schema, run in faces.CATALOGUE
+            if not (context.device == "cpu" and name in faces.GPU_ONLY)]
 
 
 def tools_by_name(context: ToolContext) -> dict[str, BaseTool]:

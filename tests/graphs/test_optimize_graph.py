@@ -39,7 +39,8 @@ def test_one_iteration_plans_codes_judges_critiques_and_stops_at_the_iteration_b
     assert best.lesson == "Fusing ReLU and scale saves one pass." and best.techniques == ["fusion"]
     # the planner saw the problem and the coder had its tools; the judge's verdict reached the critic
     assert "torch.relu(x) * self.scale" in agents["planner"].requests[0].text
-    assert {"compile_check", "cutlass_search", "final_answer"} <= set(agents["coder"].bound_tools[0])
+    coder_tools = set(agents["coder"].bound_tools[0])  # a CPU run: no CUDA compile or CUTLASS tools offered
+    assert {"memory_search", "final_answer"} <= coder_tools and not {"compile_check", "cutlass_search"} & coder_tools
     assert "judge_candidate" not in agents["coder"].bound_tools[0]  # only the graph judges
     assert "fuse relu and scale" in agents["coder"].requests[0].text
     assert "Judge: ok" in agents["critic"].requests[0].text

@@ -8,7 +8,7 @@ from kernelpro.config import Tolerance
 from kernelpro.harness.judge import judge_many, precheck
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import load_problems, parse_problem
-from kernelpro.search.recipes import recipe_expansions, recipes_for
+from kernelpro.search.recipes import recipe_expansions, recipes_for, recipes_notice
 from kernelpro.search.tree import VariantTree
 from tests.conftest import DATA, candidate, problem
 
@@ -165,3 +165,13 @@ def test_compile_recipes_are_correct_on_cpu(settings):
                                                   device="cpu", settings=settings), strict=True):
         assert result.status == "ok", f"{recipe.name}: {result.message}"
         assert result.speedup is not None
+
+
+def test_the_no_model_notice_says_what_runs_on_this_device():
+    cpu = recipes_notice(problem("matmul_relu"), "cpu", profiled=False, remembered=True)
+    assert cpu.startswith("on this CPU: torch.inference_mode") and "profiling needs an NVIDIA GPU" in cpu
+    assert "CUDA graph" not in cpu and "cuDNN" not in cpu and "judged and remembered" in cpu
+    conv = parse_problem(CONV_SOURCE, "conv_relu")
+    gpu = recipes_notice(conv, "cuda", profiled=True, remembered=False)
+    assert gpu.startswith("on this GPU: a hand-captured CUDA graph") and "cuDNN autotuning" in gpu
+    assert "judged and profiled like" in gpu and "inference_mode" not in gpu
