@@ -8,7 +8,8 @@ every recipe ``recipes_for(problem, device)`` offers is judged in one batch thro
 same verdicts ``kernelpro eval REF C1..Cn`` gives), then the batch's winners composed one step further, as the
 recipe policy would (``recipe_expansions`` from each winner). Writes one JSON object: per problem, per recipe,
 status, reason, speedup with its 95% interval, the speed verdict, whether the reference was host-bound, and the
-best recipe (or "keep the reference"). ``--only`` limits the recipes by name.
+best recipe (or "keep the reference"). ``--only`` limits the recipes by name; problems that would start past
+``--budget-s`` are recorded as skipped, so one call ends inside a fixed device-time slot.
 """
 
 from __future__ import annotations
@@ -70,12 +71,19 @@ def main() -> None:
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--only", nargs="*", default=[], help="judge only these recipes (names as listed)")
+    parser.add_argument("--budget-s", type=float, default=540.0,
+                        help="start no problem past this many seconds (the JSON is written after each problem)")
     args = parser.parse_args()
+    started = time.monotonic()
     settings = Settings()
     settings.harness.timeout_s = max(settings.harness.timeout_s, 600)  # max-autotune compiles many kernels
     problems = args.problems or sorted(PROBLEMS.glob("*.py"))
     report: dict[str, Any] = {"device": args.device, "host": platform.node(), "problems": []}
     for path in problems:
+        if time.monotonic() - started > args.budget_s:
+            report["problems"].append({"problem": path.stem, "skipped": f"past the {args.budget_s:.0f} s budget"})
+            args.out.write_text(json.dumps(report, indent=1, default=str))
+            continue
         entry = judge_problem(path, args.device, settings, set(args.only))
         report["problems"].append(entry)
         print(f"{entry['problem']}: best {entry['best']} {entry['best_speedup']:.3f}x in {entry['wall_s']} s; "
