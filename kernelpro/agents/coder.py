@@ -9,7 +9,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from kernelpro.agents.protocol import AgentAnswer, ask
-from kernelpro.agents.templates import render
+from kernelpro.agents.templates import fence, render
 
 
 class CandidateCode(BaseModel):
@@ -27,6 +27,15 @@ class CoderInput(BaseModel):
     idea: str
     feedback: str = ""  # e.g. the judge's verdict on the coder's previous try of the same idea
 
+    def prompt_values(self) -> dict[str, str]:
+        return self.model_dump() | {"problem_source": fence(self.problem_source),
+                                    "parent_source": fence(self.parent_source)}
+
+
+def coder_system(device: str) -> str:
+    """The coder's instructions for where its candidate runs: CUDA and its tools on a GPU, PyTorch on the CPU."""
+    return render("coder_system", how_to_write=render("coder_device_cpu" if device == "cpu" else "coder_device_cuda"))
+
 
 class CodingOutcome(BaseModel):
     candidate: CandidateCode
@@ -43,7 +52,7 @@ def write_candidate(model: BaseChatModel, view: CoderInput, check: Callable[[str
     `check` returns human-readable problems, empty when the candidate may go to the judge. The coder keeps its
     conversation across fixes, so it sees its own code and each error.
     """
-    answer = ask(model, system=render("coder_system"), prompt=render("coder_task", **view.model_dump()),
+    answer = ask(model, system=coder_system(view.device), prompt=render("coder_task", **view.prompt_values()),
                  output=CandidateCode, tools=tools, mode=mode)
     fixes: list[tuple[str, str]] = []
     for attempt in range(1, max_attempts + 1):
@@ -53,7 +62,7 @@ def write_candidate(model: BaseChatModel, view: CoderInput, check: Callable[[str
         if not problems or attempt == max_attempts:
             return CodingOutcome(candidate=answer.output, attempts=attempt, problems=problems, compile_fixes=fixes)
         errors = "\n\n".join(problems)
-        answer = ask(model, system=render("coder_system"),
+        answer = ask(model, system=coder_system(view.device),
                      prompt=render("coder_fix", errors=errors, attempt=attempt + 1, max_attempts=max_attempts),
                      output=CandidateCode, tools=tools, mode=mode, history=answer.messages)
         fixes.append((errors, answer.output.summary))

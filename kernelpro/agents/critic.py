@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from kernelpro.agents.protocol import AgentAnswer, ask
-from kernelpro.agents.templates import render
+from kernelpro.agents.templates import fence, render
 
 
 class Review(BaseModel):
@@ -37,5 +37,7 @@ class CriticInput(BaseModel):
 
 def review(model: BaseChatModel, view: CriticInput, *, tools: Sequence[BaseTool] = (),
            mode: str = "auto") -> AgentAnswer:
-    return ask(model, system=render("critic_system"), prompt=render("critic_task", **view.model_dump()),
+    values = view.model_dump() | {"problem_source": fence(view.problem_source),
+                                  "candidate_source": fence(view.candidate_source)}
+    return ask(model, system=render("critic_system"), prompt=render("critic_task", **values),
                output=Review, tools=tools, mode=mode)

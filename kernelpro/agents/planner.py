@@ -9,7 +9,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from kernelpro.agents.protocol import AgentAnswer, ask
-from kernelpro.agents.templates import render
+from kernelpro.agents.templates import fence, render
 
 
 class Idea(BaseModel):
@@ -45,7 +45,9 @@ class PlannerInput(BaseModel):
 def make_plan(model: BaseChatModel, view: PlannerInput, *, tools: Sequence[BaseTool] = (),
               mode: str = "auto") -> AgentAnswer:
     """Ask the planner for ranked ideas; `answer.output` is a `Plan` with at most `view.max_ideas` ideas."""
-    answer = ask(model, system=render("planner_system"), prompt=render("planner_task", **view.model_dump()),
+    scope = render("planner_device_cpu" if view.device == "cpu" else "planner_device_cuda", gpu=view.gpu)
+    answer = ask(model, system=render("planner_system", device_scope=scope),
+                 prompt=render("planner_task", **view.model_dump() | {"problem_source": fence(view.problem_source)}),
                  output=Plan, tools=tools, mode=mode)
     answer.output.ideas = answer.output.ideas[: view.max_ideas]
     return answer

@@ -7,6 +7,7 @@ an agent may pass its whole input view.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from string import Template
 
@@ -44,8 +45,16 @@ def render(name: str, **values: object) -> str:
     return _template(name).substitute({key: str(value) for key, value in values.items()})
 
 
+def fence(text: str, language: str = "python") -> str:
+    """``text`` in a fenced block whose fence is longer than any run of backticks inside it, so a source holding
+    a triple-backtick line (a docstring with a Markdown example, say) cannot close the block early."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}{language}\n{text.rstrip()}\n{marks}"
+
+
 def template_names() -> list[str]:
     return sorted(p.stem for p in PROMPTS.glob("*.md"))
 
 
-__all__ = ["TemplateError", "render", "template_names", "variables"]
+__all__ = ["TemplateError", "fence", "render", "template_names", "variables"]

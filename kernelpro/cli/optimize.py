@@ -22,9 +22,8 @@ from kernelpro.config import load_settings
 from kernelpro.problem import ProblemError, load_problem
 
 NO_LLM_NOTICE = (
-    "No language model is configured, so kernelpro runs its built-in recipes (torch.compile modes, CUDA graphs, "
-    "channels_last, TF32 where the tolerance allows, cuDNN autotuning), judged, profiled and remembered like "
-    "any other candidate. To let the agents write kernels, configure a model, e.g.\n"
+    "No language model is configured, so kernelpro runs its built-in recipes {recipes}. To let the agents write "
+    "kernels, configure a model, e.g.\n"
     "  export KERNELPRO_LLM__MODEL=anthropic/claude-sonnet-4-5      (and ANTHROPIC_API_KEY)\n"
     "  export KERNELPRO_LLM__MODEL=openai/gpt-5                      (and OPENAI_API_KEY)\n"
     "  export KERNELPRO_LLM__MODEL=openai/<served-name> KERNELPRO_LLM__API_BASE=http://localhost:8000/v1   (vLLM)\n"
@@ -112,7 +111,11 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     run_id = files.root.name
     use_llm = llm_configured(settings)
     if not use_llm:
-        out.print(f"[yellow]{escape(NO_LLM_NOTICE)}[/]", soft_wrap=True)
+        from kernelpro.search.recipes import recipes_notice
+
+        what = recipes_notice(problem, device, profiled=device == "cuda" and not no_profile, remembered=not no_memory,
+                              tolerances=settings.harness.tolerances)
+        out.print(f"[yellow]{escape(NO_LLM_NOTICE.format(recipes=what))}[/]", soft_wrap=True)
 
     files.root.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(files.checkpoint, check_same_thread=False)

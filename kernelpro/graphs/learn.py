@@ -12,7 +12,7 @@ from kernelpro.agents.profiler_interpreter import InterpreterInput, interpret
 from kernelpro.agents.protocol import MalformedReply
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.state import OptimizeState
-from kernelpro.graphs.views import attempt_records, recipe_lesson, variant_label, variant_summary
+from kernelpro.graphs.views import attempt_records, measurement_text, recipe_lesson, variant_label, variant_summary
 
 
 @node
@@ -23,7 +23,7 @@ def interpret_profile(state: OptimizeState, runtime: Ctx) -> Command[Literal["cr
         if not variant.findings or variant.speedup is None:
             continue
         view = InterpreterInput(problem_name=ctx.problem.name, gpu=ctx.gpu, variant_label=variant_label(variant),
-                                idea=variant.idea, measurement=variant_summary(variant),
+                                idea=variant.idea, measurement=measurement_text(variant),
                                 findings=variant.profile_notes)
         try:
             answer = interpret(ctx.model("profiler_interpreter"), view, tools=ctx.tools_for("profiler_interpreter"),

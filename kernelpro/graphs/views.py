@@ -51,6 +51,13 @@ def variant_summary(variant: Variant) -> str:
     return "\n".join(lines)
 
 
+def measurement_text(variant: Variant) -> str:
+    """What the judge measured for a variant (its verdict and times), without its idea."""
+    if variant.kind == "reference":
+        return "the PyTorch reference, 1.00x by definition"
+    return describe_result(EvalResult.model_validate(variant.result)) if variant.result else "not judged"
+
+
 def leaderboard_text(tree: VariantTree, n: int = 6) -> str:
     rows = []
     for variant in tree.leaderboard(n):

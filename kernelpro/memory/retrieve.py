@@ -74,10 +74,13 @@ def retrieve(
     budget = store.settings.retrieval_budget_chars if budget_chars is None else budget_chars
     query = "\n".join(part for part in (description.strip(), diagnosis.strip()) if part)
     base = MemoryFilter(kind=list(kinds)) if kinds else MemoryFilter()
-    candidates = {hit.record.id: hit for hit in store.search(query, base, k=pool, with_embeddings=True)}
+    # No relevance floor here: the pool is re-ranked (problem, GPU, outcome) and cut to the budget below, and a
+    # lesson on this very problem counts however it is worded.
+    candidates = {hit.record.id: hit for hit in store.search(query, base, k=pool, with_embeddings=True,
+                                                             min_similarity=-1.0)}
     if problem is not None:
         same = base.model_copy(update={"problem": problem.name})
-        for hit in store.search(query, same, k=pool, with_embeddings=True):
+        for hit in store.search(query, same, k=pool, with_embeddings=True, min_similarity=-1.0):
             candidates.setdefault(hit.record.id, hit)
     ranked = sorted((_rescore(hit, problem, gpu, boosts) for hit in candidates.values()),
                     key=lambda hit: (-hit.score, hit.record.id))

@@ -168,10 +168,13 @@ class MemoryStore:
         return len(records)
 
     def search(self, query: str, filters: MemoryFilter | None = None, k: int = 10,
-               with_embeddings: bool = False) -> list[ScoredRecord]:
-        """The ``k`` records whose text is most similar to ``query``, most similar first."""
+               with_embeddings: bool = False, min_similarity: float | None = None) -> list[ScoredRecord]:
+        """The ``k`` records whose text is most similar to ``query``, most similar first, leaving out those less
+        similar than ``min_similarity`` (by default the ``memory.min_similarity`` setting): irrelevant records
+        are not hits."""
         if k <= 0:
             return []
+        floor = self.settings.min_similarity if min_similarity is None else min_similarity
         vector = self.embedding([query])[0]
         include: list[Any] = ["metadatas", "distances"] + (["embeddings"] if with_embeddings else [])
         with self._connection.session(write=False) as client:
@@ -187,6 +190,8 @@ class MemoryStore:
         hits = []
         for metadata, distance, embedding in zip(metadatas, distances, embeddings, strict=True):
             similarity = 1.0 - float(distance)  # cosine space: distance = 1 - cosine similarity
+            if similarity < floor:
+                break  # most similar first: the rest are further still
             hits.append(ScoredRecord(record=record_from_json(str(metadata["record"])), similarity=similarity,
                                      score=similarity, embedding=None if embedding is None else list(embedding)))
         return hits

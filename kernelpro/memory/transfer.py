@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,10 +36,24 @@ def read_jsonl(file: Path) -> list[Record]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            records.append(record_from_json(line))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise MemoryStoreError(f"{file}:{number}: not a memory record ({where}: {first['msg']})") from exc
+        records.append(_record(line, f"{file}:{number}"))
     return records
+
+
+def _record(line: str, where: str) -> Record:
+    """One line as a record, or an error saying what is wrong with it: not JSON, not an object, or which field."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise MemoryStoreError(f"{where}: not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise MemoryStoreError(f"{where}: not a memory record: a JSON object is expected, got {type(data).__name__}")
+    try:
+        return record_from_json(line)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors()[:3]:
+            field = ".".join(str(part) for part in error["loc"] if not isinstance(part, int))
+            problems.append(f"{field or 'the record'}: {error['msg']}")
+        kinds = f" (kind {data['kind']!r})" if "kind" in data else " (it has no 'kind')"
+        raise MemoryStoreError(f"{where}: not a memory record{kinds}: {'; '.join(problems)}") from None

@@ -1,24 +1,36 @@
-"""Built-in recipes: candidates that need no LLM (torch.compile, CUDA graphs, TF32, channels_last, cuDNN autotuning).
+"""Built-in recipes: candidates that need no LLM (CUDA graphs, torch.compile modes, cuDNN autotuning, TF32,
+channels_last; on the CPU inference mode, a frozen trace, one thread).
 
-A recipe is a set of ingredients applied around a module: the reference, or any candidate's ``ModelNew``.
-Recipes compose along a path of the tree: a child made by a recipe from a recipe variant wraps the same base
-module with the union of both ingredient sets.
+A recipe is a set of ingredients (``recipe_ingredients``) applied around a module: the reference, or any
+candidate's ``ModelNew``. Recipes compose along a path of the tree: a child made by a recipe from a recipe variant
+wraps the same base module with the union of both ingredient sets, so a winner is tried again with one more
+ingredient on top.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kernelpro.config import Tolerance
+from kernelpro.harness.cpu_load import usable_cores
 from kernelpro.problem import Problem
 from kernelpro.search.module_copy import copy_class
-from kernelpro.search.recipe_code import COMPILE_MODES, CUDAGRAPH_COMPILE_MODES, render_candidate
+from kernelpro.search.recipe_code import render_candidate
+from kernelpro.search.recipe_ingredients import COMBINATIONS, INGREDIENTS, compatible, compatible_all
 from kernelpro.search.tree import Variant, VariantTree
+
+__all__ = ["INGREDIENTS", "ProblemTraits", "Recipe", "compatible", "recipe_expansions", "recipes_for",
+           "recipes_notice"]
 
 CONV_OPS = re.compile(r"^(Conv(Transpose)?[123]d|conv(_transpose)?[123]d)$")
 CONV2D_OPS = re.compile(r"^(Conv(Transpose)?2d|conv(_transpose)?2d)$")
+# Layers and calls whose result depends on train/eval mode: such a module cannot be frozen (freezing needs eval).
+MODE_SENSITIVE = re.compile(r"^(BatchNorm[123]d|SyncBatchNorm|InstanceNorm[123]d|LazyBatchNorm[123]d|"
+                            r"\w*Dropout\w*|\w*dropout\w*|batch_norm|instance_norm|RReLU|rrelu|training)$")
+# Calls that turn a tensor into Python values: a trace would bake in the values of the traced call.
+TRACE_BAKING = {"item", "tolist", "numpy", "nonzero", "unique", "any", "all"}
 TF32_LOOSE_RTOL = 1e-3  # TF32 keeps 10 mantissa bits: about 1e-3 relative error per product
 
 
@@ -38,23 +50,76 @@ class Recipe:
         return f"recipe:{self.name}"
 
 
+def _traceable(tree: ast.Module) -> bool:
+    """No control flow on values inside any ``forward`` and no tensor-to-Python conversion: a trace of one call
+    then computes what the module computes for every input of the same shapes."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "forward":
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.If, ast.While, ast.IfExp, ast.Assert, ast.Try, ast.Match)):
+                    return False
+                if isinstance(inner, ast.Attribute) and inner.attr in TRACE_BAKING:
+                    return False
+    return True
+
+
 @dataclass(frozen=True)
 class ProblemTraits:
-    """What the recipes need to know about a problem, read from its source."""
+    """What the recipes need to know about a problem, read from its source (and the machine's cores)."""
 
     dtype: str = "float32"
     has_conv: bool = False
     has_conv2d: bool = False
     float32_rtol: float = 1e-4
+    freezable: bool = False
+    """Behaves the same in train and eval mode and can be traced (see ``_traceable``)."""
+    multi_core: bool = True
+    """More than one usable core: a thread setting can change something."""
+
+    @property
+    def is_float32(self) -> bool:
+        return self.dtype == "float32"
 
     @classmethod
     def of(cls, source: str, dtype: str | None = None, tolerances: dict[str, Tolerance] | None = None
            ) -> ProblemTraits:
-        names = {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(ast.parse(source))
+        tree = ast.parse(source)
+        names = {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(tree)
                  if isinstance(n, (ast.Attribute, ast.Name))}
+        names |= {k.arg for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords if k.arg}
         rtol = (tolerances or {}).get("float32", Tolerance(atol=1e-4, rtol=1e-4)).rtol
         return cls(dtype=dtype or guess_dtype(source), has_conv=any(CONV_OPS.match(n) for n in names),
-                   has_conv2d=any(CONV2D_OPS.match(n) for n in names), float32_rtol=rtol)
+                   has_conv2d=any(CONV2D_OPS.match(n) for n in names), float32_rtol=rtol,
+                   freezable=not any(MODE_SENSITIVE.match(n) for n in names) and _traceable(tree),
+                   multi_core=usable_cores() > 1)
+
+    def allows(self, ingredient: str, device: str) -> bool:
+        found = INGREDIENTS[ingredient]
+        return device in found.priors and (found.trait is None or bool(getattr(self, found.trait)))
+
+
+def recipes_notice(problem: Problem, device: str, profiled: bool, remembered: bool,
+                   tolerances: dict[str, Tolerance] | None = None) -> str:
+    """What the built-in recipes will do for ``problem`` on ``device``, in a sentence, as they will run: the
+    ingredients that apply there, and whether candidates are profiled and remembered."""
+    names = sorted({i for r in recipes_for(problem, device, tolerances) for i in r.ingredients},
+                   key=lambda n: -INGREDIENTS[n].priors[device])
+    where = "on this CPU" if device == "cpu" else "on this GPU"
+    steps = ["judged"] + (["profiled"] if profiled else []) + (["remembered"] if remembered else [])
+    unprofiled = "" if profiled else (" (not profiled: profiling needs an NVIDIA GPU)" if device == "cpu"
+                                       else " (not profiled: --no-profile)")
+    return (f"{where}: {', '.join(RECIPE_WORDS.get(n, n) for n in names)}, each {' and '.join(steps)} like any "
+            f"other candidate{unprofiled}")
+
+
+RECIPE_WORDS = {
+    "cuda_graph": "a hand-captured CUDA graph of the forward", "compile_default": "torch.compile",
+    "compile_max_autotune_no_cudagraphs": "torch.compile max-autotune-no-cudagraphs",
+    "compile_max_autotune": "torch.compile max-autotune", "compile_reduce_overhead": "torch.compile reduce-overhead",
+    "fullgraph": "fullgraph=True", "cudnn_benchmark": "cuDNN autotuning", "channels_last": "channels_last",
+    "tf32": "TF32 where the tolerance allows", "inference_mode": "torch.inference_mode",
+    "single_thread": "one intra-op thread", "freeze": "a frozen trace (torch.jit.freeze)",
+}
 
 
 def guess_dtype(source: str) -> str:
@@ -64,70 +129,6 @@ def guess_dtype(source: str) -> str:
         if re.search(pattern, source):
             return dtype
     return "float32"
-
-
-@dataclass(frozen=True)
-class Ingredient:
-    name: str
-    idea: str
-    prior: float
-    cpu: bool = False
-    """Also worth trying on the CPU."""
-    conflicts: frozenset[str] = field(default_factory=frozenset)
-
-    def applies(self, traits: ProblemTraits, device: str) -> bool:
-        if device != "cuda" and not self.cpu:
-            return False
-        if self.name == "tf32":
-            return traits.dtype == "float32"
-        if self.name == "channels_last":
-            return traits.has_conv2d
-        if self.name == "cudnn_benchmark":
-            return traits.has_conv
-        return True
-
-
-_COMPILE = frozenset(COMPILE_MODES)
-# Priors: an honest CUDA-graph candidate copies its inputs into the graph's static buffers and clones the
-# outputs on every call (the judge checks each timed output), which costs two extra passes over memory. On the
-# H200 the graph modes ran at 0.5-0.7x of eager on an MLP, LayerNorm+GELU and a softmax (the cuda_graph recipe at
-# 0.69-0.73x in benchmarks/results/optimize_recipes_h200.json), so the graph-free compile modes come first.
-INGREDIENTS: dict[str, Ingredient] = {i.name: i for i in [
-    Ingredient("compile_max_autotune", "torch.compile in max-autotune mode: Triton kernels autotuned and "
-               "fused, replayed as CUDA graphs", 0.6, conflicts=_COMPILE | {"cuda_graph"}),
-    Ingredient("compile_reduce_overhead", "torch.compile in reduce-overhead mode: fused kernels replayed as "
-               "CUDA graphs, so launch overhead disappears", 0.55, conflicts=_COMPILE | {"cuda_graph"}),
-    Ingredient("cuda_graph", "capture the forward once as a CUDA graph with static input buffers and replay it: "
-               "one launch instead of one per kernel", 0.5,
-               conflicts=frozenset(CUDAGRAPH_COMPILE_MODES)),
-    Ingredient("compile_default", "torch.compile (default mode): fused kernels generated by Inductor", 0.85,
-               cpu=True, conflicts=_COMPILE),
-    Ingredient("compile_max_autotune_no_cudagraphs", "torch.compile in max-autotune mode without CUDA graphs: "
-               "autotuned Triton kernels and GEMM templates", 0.8, conflicts=_COMPILE),
-    Ingredient("cudnn_benchmark", "let cuDNN benchmark its convolution algorithms and keep the fastest", 0.45),
-    Ingredient("channels_last", "channels_last memory format for weights and 4-D activations: the layout "
-               "convolution kernels prefer", 0.4, cpu=True),
-    Ingredient("tf32", "TF32 tensor cores for float32 matmuls (10-bit mantissa; judged against a float64 "
-               "oracle)", 0.5),
-]}
-
-# Combinations tried from the start, each with its prior.
-COMBINATIONS: list[tuple[tuple[str, ...], float]] = [
-    (("compile_default", "tf32"), 0.83),
-    (("compile_max_autotune", "tf32"), 0.62),
-    (("cuda_graph", "tf32"), 0.52),
-    (("compile_default", "cuda_graph"), 0.56),
-    (("channels_last", "cudnn_benchmark"), 0.5),
-    (("channels_last", "compile_max_autotune"), 0.62),
-    (("channels_last", "compile_default"), 0.8),
-]
-
-
-def compatible(names: set[str] | frozenset[str], extra: str) -> bool:
-    """Whether ``extra`` can join ``names`` (no two compile modes, no manual graph around a graphed compile)."""
-    if extra in names:
-        return False
-    return not any(extra in INGREDIENTS[n].conflicts or n in INGREDIENTS[extra].conflicts for n in names)
 
 
 def _prior(names: tuple[str, ...], base_prior: float, traits: ProblemTraits) -> float:
@@ -161,13 +162,13 @@ def recipes_for(problem: Problem, device: str, tolerances: dict[str, Tolerance] 
 
 def _from_base(base: Variant, applied: tuple[str, ...], traits: ProblemTraits, device: str, combine: bool
                ) -> list[Recipe]:
-    usable = {n for n, i in INGREDIENTS.items() if i.applies(traits, device)}
-    recipes = [_recipe(base, applied, (name,), _prior((name,), INGREDIENTS[name].prior, traits))
-               for name in INGREDIENTS if name in usable and compatible(set(applied), name)]
+    usable = {n for n in INGREDIENTS if traits.allows(n, device)}
+    recipes = [_recipe(base, applied, (name,), _prior((name,), INGREDIENTS[name].priors[device], traits))
+               for name in INGREDIENTS if name in usable and compatible_all(set(applied), (name,))]
     if combine:
-        for names, prior in COMBINATIONS:
-            if set(names) <= usable:
-                recipes.append(_recipe(base, applied, names, _prior(names, prior, traits)))
+        for names, priors in COMBINATIONS:
+            if device in priors and set(names) <= usable and compatible_all(set(applied), names):
+                recipes.append(_recipe(base, applied, names, _prior(names, priors[device], traits)))
     return sorted(recipes, key=lambda r: -r.prior)
 
 
@@ -194,12 +195,3 @@ def recipe_expansions(tree: VariantTree, variant_id: str, device: str,
     found = _from_base(base, tuple(sorted(applied)), traits, device, combine=base.kind == "reference"
                        and not applied)
     return [r for r in found if r.origin not in tried and compatible_all(applied, r.name.split("+"))]
-
-
-def compatible_all(applied: set[str], added: list[str]) -> bool:
-    names = set(applied)
-    for name in added:
-        if not compatible(names, name):
-            return False
-        names.add(name)
-    return True

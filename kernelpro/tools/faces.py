@@ -26,7 +26,13 @@ def _gpu_specs(context: ToolContext, name: str | None = None) -> Any:
         return specs
     import torch
 
-    return detect() if torch.cuda.is_available() else lookup("NVIDIA H200")
+    if context.device != "cpu" and torch.cuda.is_available():
+        return detect()
+    named = lookup(context.gpu) if context.gpu and context.device != "cpu" else None
+    if named is None:  # never a made-up GPU: the agents must know their candidates run on the CPU
+        raise ValueError("no GPU here: the candidates run on the CPU. Name a GPU (name='H200') to read that GPU's "
+                         "figures")
+    return named
 
 
 def _compile(context: ToolContext, args: s.CompileCheckArgs) -> Any:
@@ -277,3 +283,9 @@ CATALOGUE: list[tuple[str, str, type, Binder]] = [
      "occupancy they allow, and the SASS instruction mix (tensor cores, vector widths, FP64, local memory).",
      s.StaticReportArgs, static_report),
 ]
+
+# Tools that only make sense where CUDA candidates run: not offered when the run's device is the CPU, where the
+# agents write PyTorch (a CUDA compile or a CUTLASS search there would only mislead them).
+GPU_ONLY = frozenset({"compile_check", "resource_report", "static_report", "profile", "read_metrics",
+                      "cutlass_search", "cutlass_definition", "cutlass_usages", "cutlass_read", "cutlass_list",
+                      "cutlass_examples"})

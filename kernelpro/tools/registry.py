@@ -46,8 +46,9 @@ def face(name: str, description: str, schema: type[BaseModel], run: Callable[...
 
 
 def build_tools(context: ToolContext) -> list[BaseTool]:
-    """Every tool, bound to ``context``."""
-    return [face(name, description, schema, run(context)) for name, description, schema, run in faces.CATALOGUE]
+    """Every tool that applies to ``context``'s device, bound to it (on ``cpu``, none of ``faces.GPU_ONLY``)."""
+    return [face(name, description, schema, run(context)) for name, description, schema, run in faces.CATALOGUE
+            if not (context.device == "cpu" and name in faces.GPU_ONLY)]
 
 
 def tools_by_name(context: ToolContext) -> dict[str, BaseTool]:

@@ -38,8 +38,8 @@ def test_search_json(filled):
 def test_search_filters_and_table(filled):
     data = json.loads(invoke("search", "tiles", "--path", str(filled.path), "--gpu", "A100", "--json").stdout)
     assert [r["id"] for r in data["results"]] == [lessons()[4].id]
-    data = json.loads(invoke("search", "tiles", "--path", str(filled.path), "--problem", SOFTMAX.name,
-                             "--kind", "insight", "--json").stdout)
+    data = json.loads(invoke("search", "warp shuffle row reduction", "--path", str(filled.path), "--problem",
+                             SOFTMAX.name, "--kind", "insight", "--json").stdout)
     assert [r["id"] for r in data["results"]] == [lessons()[1].id]
     table = invoke("search", "GEMM tile sizes", "--path", str(filled.path), "--k", "3").stdout
     assert "memory search" in table and "gemm_fp16" in table
@@ -77,7 +77,7 @@ def test_errors_are_reported_not_raised(filled, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{not json\n")
     result = runner.invoke(app, ["memory", "import", str(bad), "--path", str(filled.path)])
-    assert result.exit_code == 2 and "bad.jsonl:1: not a memory record" in result.output
+    assert result.exit_code == 2 and "bad.jsonl:1: not valid JSON" in result.output
 
 
 def test_the_store_location_comes_from_settings(filled, monkeypatch):

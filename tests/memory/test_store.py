@@ -47,9 +47,21 @@ def test_search_and_listing_filter_on_metadata(store, filters, expected):
     records = lessons()
     store.add_many(records)
     wanted = {records[i].id for i in expected}
-    assert {h.record.id for h in store.search("GPU kernel optimisation", filters, k=20)} == wanted
+    found = store.search("GPU kernel optimisation", filters, k=20, min_similarity=-1.0)  # every record, filtered
+    assert {h.record.id for h in found} == wanted
     assert {r.id for r in store.records(filters)} == wanted
     assert store.count(filters) == len(wanted)
+
+
+def test_irrelevant_records_are_not_hits(store):
+    store.add_many(lessons())
+    assert store.search("banana bread recipe with walnuts") == []
+    assert store.search("the weather in Paris tomorrow", k=20) == []
+    relevant = store.search("warp shuffle reduction across a row")
+    assert relevant and all(h.similarity >= store.settings.min_similarity for h in relevant)
+    assert len(store.search("banana bread recipe with walnuts", min_similarity=-1.0)) == len(lessons())
+    store.settings.min_similarity = 0.99  # the setting decides when no floor is passed
+    assert store.search("warp shuffle reduction across a row") == []
 
 
 def test_search_on_an_empty_store(store):
@@ -97,11 +109,19 @@ def test_export_then_import_round_trips_exactly(store, tmp_path, embedding):
 def test_import_names_the_bad_line(store, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(lessons()[0].model_dump_json() + "\n\n" + json.dumps({"kind": "attempt", "idea": "x"}) + "\n")
-    with pytest.raises(MemoryStoreError, match=r"bad\.jsonl:3: not a memory record"):
+    with pytest.raises(MemoryStoreError, match=r"bad\.jsonl:3: not a memory record \(kind 'attempt'\): "
+                                               r"attempt\.run_id: Field required"):
         store.import_jsonl(bad)
     assert store.count() == 0  # nothing is written from a file that does not parse
     with pytest.raises(MemoryStoreError, match="cannot read"):
         store.import_jsonl(tmp_path / "missing.jsonl")
+    for text, message in (("{not json", r"bad\.jsonl:1: not valid JSON: Expecting property name .* at column 2"),
+                          ("[1, 2]", r"bad\.jsonl:1: not a memory record: a JSON object is expected, got list"),
+                          ('{"idea": "x"}', r"bad\.jsonl:1: not a memory record \(it has no 'kind'\)")):
+        bad.write_text(text + "\n")
+        with pytest.raises(MemoryStoreError, match=message) as raised:
+            store.import_jsonl(bad)
+        assert "(: " not in str(raised.value)
 
 
 def test_a_store_reopens_with_its_records(store, embedding):

@@ -181,7 +181,7 @@ def test_no_metrics_at_all():
     assert all(diagnoser(k, GPU) == [] for diagnoser in DIAGNOSERS.values())
     result = diagnose(k, GPU)
     assert result.roofline.kind == "unknown" and result.findings == []
-    assert "No bottleneck found" in result.render()
+    assert "No specific bottleneck found" in result.render()
 
 
 def test_zero_duration_does_not_crash():

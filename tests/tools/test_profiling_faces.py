@@ -25,7 +25,7 @@ extern "C" __global__ void local_array(const float* x, float* y, const int* idx,
 def context(tmp_path_factory):
     settings = Settings()
     settings.compile.cache_dir = tmp_path_factory.mktemp("compile-cache")
-    return ToolContext(settings, problem("scale_relu"), device="cpu", run_id="run-test", gpu="NVIDIA H200")
+    return ToolContext(settings, problem("scale_relu"), device="auto", run_id="run-test", gpu="NVIDIA H200")
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,7 @@ def test_read_metrics_uses_the_latest_profile_and_explains_unknown_names(tools, 
 
 
 def test_read_metrics_before_any_profile(tmp_path):
-    fresh = tools_by_name(ToolContext(Settings(), problem("scale_relu"), device="cpu"))
+    fresh = tools_by_name(ToolContext(Settings(), problem("scale_relu"), device="auto"))
     assert "call profile first" in call(fresh, "read_metrics", metrics=["dram__"]).content
 
 

@@ -30,7 +30,7 @@ def tools(tmp_path_factory):
     settings.harness.timing_budget_s = 0.3
     settings.harness.timing_trials = 5
     settings.harness.min_timing_trials = 5
-    context = ToolContext(settings, problem("scale_relu"), device="cpu", run_id="run-test", gpu="NVIDIA H200")
+    context = ToolContext(settings, problem("scale_relu"), device="auto", run_id="run-test", gpu="NVIDIA H200")
     return tools_by_name(context)
 
 
@@ -122,3 +122,13 @@ def test_judge_candidate_uses_the_sessions_evaluator(tmp_path):
         assert judge.stats.judged == 2 and judge.stats.worker_starts == 1 + len(judge.stats.restarts)
     finally:
         judge.close()
+
+
+def test_a_cpu_run_is_offered_no_gpu_tools_and_no_made_up_gpu(settings):
+    cpu = tools_by_name(ToolContext(settings, problem("scale_relu"), device="cpu", gpu="CPU (x86_64)"))
+    assert not set(cpu) & {"compile_check", "resource_report", "static_report", "profile", "read_metrics",
+                           "cutlass_search", "cutlass_read"}
+    assert {"judge_candidate", "gpu_specs", "memory_search", "diagnose"} <= set(cpu)
+    unnamed = call(cpu, "gpu_specs")
+    assert "no GPU here" in unnamed.content and "SMs" not in unnamed.content
+    assert "132 SMs" in call(cpu, "gpu_specs", name="H200").content  # a named GPU's figures, on request

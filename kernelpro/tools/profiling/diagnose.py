@@ -26,10 +26,14 @@ from kernelpro.tools.profiling.diagnosers.signals import (
 from kernelpro.tools.profiling.findings import Finding
 from kernelpro.tools.profiling.gpu_specs import GpuSpecs
 from kernelpro.tools.profiling.metrics import KernelMetrics
+from kernelpro.tools.profiling.program_advice import unfused_streams
 from kernelpro.tools.profiling.roofline import Roofline, classify
 
-# Kernels diagnosed in a program: the rest are listed with their time share only.
+# Kernels diagnosed in a program: the top ones, and beyond them every kernel with at least HOT_SHARE of the GPU
+# time (up to MAX_DIAGNOSED); the rest are listed with their time share only.
 TOP_KERNELS = 5
+HOT_SHARE = 0.03
+MAX_DIAGNOSED = 12
 # Findings rendered in full per kernel (the rest are named): keeps a kernel to a few hundred words.
 RENDERED_FINDINGS = 3
 RENDERED_ADVICE = 3
@@ -58,7 +62,9 @@ class KernelDiagnosis(BaseModel):
         took = f": {duration(self.duration_ns)}{clock}" if self.duration_ns else ""
         lines = [f"{self.name} (launch {self.launch}){took}", f"Roofline: {self.roofline.summary}"]
         if not self.findings:
-            lines.append("No bottleneck found among the diagnosers this class runs.")
+            lines.append("No specific bottleneck found among the diagnosers this class runs"
+                         + ("; near its roof, the levers are:" if self.roofline.roof_advice else "."))
+            lines += [f"   - {advice}" for advice in self.roofline.roof_advice]
         lines += [render_finding(f, i) for i, f in enumerate(self.findings[:max_findings], 1)]
         rest = self.findings[max_findings:]
         if rest:
@@ -89,25 +95,38 @@ class ProgramDiagnosis(BaseModel):
     total_ns: float
     launches: int
     kernels: list[KernelGroup] = Field(default_factory=list)  # by share of GPU time, largest first
-    findings: list[Finding] = Field(default_factory=list)  # program-level (launch_overhead)
+    findings: list[Finding] = Field(default_factory=list)  # program-level (launch_overhead, unfused_elementwise)
+
+    def all_findings(self) -> list[dict[str, Any]]:
+        """The program's findings, then every diagnosed kernel's, each with the kernel it is about."""
+        found = [f.model_dump() | {"kernel": None} for f in self.findings]
+        for group in self.kernels:
+            if group.diagnosis:
+                found += [f.model_dump() | {"kernel": group.name} for f in group.diagnosis.findings]
+        return found
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total_ns": self.total_ns, "launches": self.launches,
-                "findings": [f.model_dump() for f in self.findings], "kernels": [g.to_dict() for g in self.kernels]}
+        return {"total_ns": self.total_ns, "launches": self.launches, "program_findings":
+                [f.model_dump() for f in self.findings], "findings": self.all_findings(),
+                "kernels": [g.to_dict() for g in self.kernels]}
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     def render(self, max_findings: int = RENDERED_FINDINGS) -> str:
-        lines = [f"{self.launches} launches of {len(self.kernels)} kernels, {duration(self.total_ns)} of GPU time."]
+        lines = [f"{plural(self.launches, 'launch')} of {plural(len(self.kernels), 'kernel')}, "
+                 f"{duration(self.total_ns)} of GPU time."]
         lines += [render_finding(f, i) for i, f in enumerate(self.findings, 1)]
         for group in self.kernels:
             lines.append("")
-            lines.append(f"## {group.name}: {group.share:.0%} of GPU time, {group.launches} launch"
-                         f"{'es' if group.launches > 1 else ''}")
+            lines.append(f"## {group.name}: {group.share:.0%} of GPU time, {plural(group.launches, 'launch')}")
             if group.diagnosis:
                 lines.append(group.diagnosis.render(max_findings))
         return "\n".join(lines).strip()
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
 def render_finding(f: Finding, number: int) -> str:
@@ -139,12 +158,14 @@ def diagnose_program(kernels: Sequence[KernelMetrics], gpu: GpuSpecs, top: int =
     result = []
     for rank, (name, launches) in enumerate(ordered):
         spent = sum(k.duration_ns or 0.0 for k in launches)
-        representative = _median_launch(launches)
-        result.append(KernelGroup(name=name, launches=len(launches), total_ns=spent,
-                                  share=spent / total_ns if total_ns else 0.0,
-                                  diagnosis=diagnose(representative, gpu) if rank < top else None))
+        share = spent / total_ns if total_ns else 0.0
+        hot = rank < top or (share >= HOT_SHARE and rank < MAX_DIAGNOSED)
+        result.append(KernelGroup(name=name, launches=len(launches), total_ns=spent, share=share,
+                                  diagnosis=diagnose(_median_launch(launches), gpu) if hot else None))
     return ProgramDiagnosis(total_ns=total_ns, launches=len(kernels), kernels=result,
-                            findings=_program_launch_overhead(kernels, total_ns))
+                            findings=_program_launch_overhead(kernels, total_ns) + unfused_streams(
+                                [(g.name, g.total_ns, g.diagnosis.roofline) for g in result if g.diagnosis],
+                                total_ns))
 
 
 def _median_launch(launches: list[KernelMetrics]) -> KernelMetrics:

@@ -23,6 +23,9 @@ FINDING_IDS = (
     "tensor_cores_unused",
 )
 
+# Program-level ids: about several kernels of a program at once (diagnose_program), not one kernel's diagnoser.
+PROGRAM_FINDING_IDS = ("unfused_kernels",)
+
 Severity = Literal["high", "medium", "low"]
 
 

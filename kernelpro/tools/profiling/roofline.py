@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kernelpro.tools.profiling.diagnosers.memory import L2_BOUND_PCT
 from kernelpro.tools.profiling.diagnosers.signals import (
     BUSY_PCT,
     L1_PCT,
@@ -30,9 +31,11 @@ from kernelpro.tools.profiling.diagnosers.signals import (
     thread_ops,
     total,
 )
+from kernelpro.tools.profiling.diagnosers.tensor_cores import gemm_shaped
 from kernelpro.tools.profiling.findings import FINDING_IDS
 from kernelpro.tools.profiling.gpu_specs import GpuSpecs
 from kernelpro.tools.profiling.metrics import KernelMetrics
+from kernelpro.tools.profiling.roofs import advice_for, describe, nearest, roof_levels
 
 RooflineKind = Literal["memory_bound", "compute_bound", "latency_bound", "launch_bound", "unknown"]
 
@@ -62,6 +65,12 @@ _TENSOR_OPS = {"sm__ops_path_tensor_src_fp16.sum": "fp16_tensor",
                "sm__ops_path_tensor_src_fp8_sparsity_on.sum": "fp8_tensor"}
 # fp16 on the CUDA cores runs at twice the FP32 rate on sm_80 and later.
 _FP16_CORE_SPEEDUP = 2.0
+# Half-precision arithmetic proper: HADD2/HMUL2. HFMA2 alone beside FP32 work is ptxas's HFMA2.MMA register moves,
+# which ncu counts as half-precision FMAs (an FP32 addcmul showed 3.2 TFLOP/s of "fp16" that way).
+_HALF_ARITHMETIC = ("hadd", "hmul")
+# Far below the ridge (a quarter of it) and far from the compute roof, a busy SM is issuing loads and stores,
+# not math: the kernel is on the memory side whatever sm__throughput says.
+FAR_BELOW_RIDGE = 0.25
 # Below 1 % of a roof the counts are noise (ptxas's HFMA2.MMA register moves count as half-precision FMAs),
 # and the roofline position says nothing: fall back to the FP32 roof and leave intensity out of the summary.
 NEGLIGIBLE_FRACTION = 0.01
@@ -83,10 +92,19 @@ class Roofline(BaseModel):
     achieved_gbs: float | None = None
     peak_gflops: float | None = None
     peak_gbs: float | None = None
+    roofs: dict[str, float] = Field(default_factory=dict)  # roof (compute, dram, l2, l1) -> % of its peak
+    roof: str | None = None  # the nearest of them
+    roof_advice: list[str] = Field(default_factory=list)  # what to do about it, when the kernel is near it
+    gemm_shaped: bool = False  # FMAs on operands reused from shared memory: a matrix product on the CUDA cores
+
+    @property
+    def roof_pct(self) -> float | None:
+        return self.roofs.get(self.roof) if self.roof else None
 
     def diagnoser_ids(self) -> tuple[str, ...]:
-        """The stage-2 diagnosers to run for this class, always-relevant ones first."""
-        ids = ALWAYS_RELEVANT + RELEVANT_BY_KIND[self.kind]
+        """The stage-2 diagnosers to run for this class, always-relevant ones first. A GEMM-shaped kernel always
+        reaches the tensor-core diagnoser, whatever its class (a shared-tiled FP32 GEMM is L1-bound first)."""
+        ids = ALWAYS_RELEVANT + RELEVANT_BY_KIND[self.kind] + (("tensor_cores_unused",) if self.gemm_shaped else ())
         return tuple(dict.fromkeys(ids))
 
 
@@ -97,6 +115,8 @@ def flops_by_precision(k: KernelMetrics) -> dict[str, float]:
         counts = {op: thread_ops(k, op) for op in ops}
         if any(count is not None for count in counts.values()):
             work[precision] = sum((count or 0.0) * ops[op] for op, count in counts.items())
+    if work.get("fp32") and not any(thread_ops(k, op) for op in _HALF_ARITHMETIC):
+        work.pop("fp16", None)  # register moves, not half-precision math
     for metric, precision in _TENSOR_OPS.items():
         if k.get(metric):
             work[precision] = work.get(precision, 0.0) + k.values[metric]
@@ -141,8 +161,14 @@ def classify(k: KernelMetrics, gpu: GpuSpecs) -> Roofline:
         dram_bytes=moved, intensity_flop_per_byte=intensity, ridge_flop_per_byte=ridge, achieved_gflops=gflops,
         achieved_gbs=gbs, peak_gflops=peak_tflops * 1e3 if peak_tflops else None,
         peak_gbs=gpu.memory_bandwidth_gbs or None)
+    levels = roof_levels(k, 1 - distances["compute"] if "compute" in distances else None, sol)
+    near = nearest(levels)
+    roofline = roofline.model_copy(update={
+        "roofs": {name: round(value, 2) for name, value in levels.items()}, "roof": near[0] if near else None,
+        "roof_advice": advice_for(*near) if near else [], "gemm_shaped": gemm_shaped(k)})
     kind = _kind(k, roofline)
-    return roofline.model_copy(update={"kind": kind, "summary": _summary(k, roofline, kind)})
+    summary = _summary(k, roofline, kind) + (f" {describe(near[0], near[1], precision)}" if near else "")
+    return roofline.model_copy(update={"kind": kind, "summary": summary})
 
 
 def _sides(r: Roofline) -> tuple[float | None, float | None]:
@@ -166,6 +192,16 @@ def _kind(k: KernelMetrics, r: Roofline) -> RooflineKind:
         return "latency_bound"
     if compute is None or memory is None:
         return "compute_bound" if compute is not None else "memory_bound"
+    intensity, ridge = r.intensity_flop_per_byte, r.ridge_flop_per_byte
+    if intensity is not None and ridge and _meaningful(r.achieved_gbs, r.peak_gbs):
+        dram = r.throughput_pct.get("dram", 0.0)
+        if memory > compute and intensity > ridge and dram < BUSY_PCT and memory < L2_BOUND_PCT:
+            # Above the ridge the DRAM roof cannot bind it, and the on-chip traffic is below where L2 or L1 limit
+            # (a healthy tensor-core GEMM sits at ~70% of L2): the compute side is where the time goes.
+            return "compute_bound" if compute >= BUSY_PCT else "latency_bound"
+        math = max(r.roofs.get("compute", 0.0), 100 * (1 - r.distances.get("compute", 1.0)))
+        if compute > memory and intensity < FAR_BELOW_RIDGE * ridge and math < BUSY_PCT:
+            return "memory_bound" if memory >= BUSY_PCT else "latency_bound"
     if abs(compute - memory) < TIE_MARGIN_PCT and r.intensity_flop_per_byte is not None and r.ridge_flop_per_byte:
         return "memory_bound" if r.intensity_flop_per_byte < r.ridge_flop_per_byte else "compute_bound"
     return "compute_bound" if compute >= memory else "memory_bound"
@@ -212,5 +248,10 @@ def _summary(k: KernelMetrics, r: Roofline, kind: RooflineKind) -> str:
                 if r.achieved_gflops is not None and r.peak_gflops else f"SM at {pct(compute or 0)}")
         return (f"Compute-bound: {rate}{where}, SM throughput {pct(r.throughput_pct.get('sm', compute or 0))}; "
                 "only fewer or cheaper instructions make it faster.")
+    if (memory or 0) >= BUSY_PCT and r.intensity_flop_per_byte and r.ridge_flop_per_byte:
+        return (f"Latency-bound above the ridge: at {_intensity(r.intensity_flop_per_byte)} FLOP per DRAM byte (the "
+                f"{r.precision} ridge point is {r.ridge_flop_per_byte:.0f}) the compute roof bounds it, yet the SM "
+                f"reaches only {pct(compute or 0)} of peak ({_busiest_memory_unit(r)}, below where it limits); "
+                "keep more math in flight: deeper pipelining of the tile loads, more warps or larger tiles per SM.")
     return (f"Latency-bound: no unit is busy (SM {pct(compute or 0)}, memory {pct(memory or 0)} of peak){where}; "
             "warps wait more than they work, so more parallelism in flight, not less work, is the lever.")
