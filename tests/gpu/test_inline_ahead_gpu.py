@@ -15,6 +15,7 @@ pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(),
               pytest.mark.skipif(shutil.which("nvcc") is None, reason="load_inline needs nvcc")]
 
 
+@pytest.mark.timeout(600)  # cold builds against torch's headers, two of them for the broken source
 def test_load_inline_is_built_ahead_then_loaded_from_the_cache(settings):
     settings.harness.timeout_s = 300
     honest = candidate("honest_load_inline_scale_relu")
