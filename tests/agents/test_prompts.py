@@ -70,7 +70,7 @@ def test_on_the_cpu_the_planner_is_told_where_candidates_run():
     plan = {"analysis": "a", "ideas": [{"title": "t", "description": "d", "rationale": "r", "techniques": []}]}
     model = ScriptedChatModel(script=[tool_call(FINAL_ANSWER, plan)])
     view = PlannerInput(problem_name="double", problem_source=TRICKY, device="cpu", gpu="CPU (x86_64)",
-                        variant_label="the reference", variant_summary="s", diagnosis="not profiled",
+                        variant_label="the reference", variant_summary="s", profile="not profiled",
                         leaderboard="none", lessons="none")
     make_plan(model, view)
     system = _system_of(model)
