@@ -50,7 +50,7 @@ INGREDIENTS: dict[str, Ingredient] = {i.name: i for i in [
     Ingredient("channels_last", "channels_last memory format for weights and 4-D activations: the layout "
                "convolution kernels prefer", {"cuda": 0.5, "cpu": 0.55}, trait="has_conv2d"),
     Ingredient("tf32", "TF32 tensor cores for float32 matmuls (10-bit mantissa; judged against a float64 "
-               "oracle)", {"cuda": 0.5}, trait="is_float32"),
+               "oracle)", {"cuda": 0.5}, trait="tf32_tolerated"),
     Ingredient("inference_mode", "run the forward under torch.inference_mode(): no autograd bookkeeping "
                "(version counters, views tracking) on any tensor", {"cpu": 0.8}, conflicts=frozenset({"freeze"})),
     Ingredient("single_thread", "one intra-op thread for the call (torch.set_num_threads(1), restored after): "

@@ -34,6 +34,10 @@ TRACE_BAKING = {"item", "tolist", "numpy", "nonzero", "unique", "any", "all"}
 TF32_LOOSE_RTOL = 1e-3  # TF32 keeps 10 mantissa bits: about 1e-3 relative error per product
 
 
+TF32_MIN_RTOL = 5e-3
+"""The float32 relative tolerance from which TF32 recipes are offered (KernelBench judges at 1e-2)."""
+
+
 @dataclass(frozen=True)
 class Recipe:
     """One recipe candidate: ``origin`` is what the variant made from it records."""
@@ -79,6 +83,13 @@ class ProblemTraits:
     @property
     def is_float32(self) -> bool:
         return self.dtype == "float32"
+
+    @property
+    def tf32_tolerated(self) -> bool:
+        """float32 with a relative tolerance TF32 can meet: its 10-bit mantissa rounds each product to about
+        5e-4, and a sum over a few hundred products drifts further (6.8e-4 at 1e-4 on an H200, so below
+        ``TF32_MIN_RTOL`` the recipe is never offered)."""
+        return self.is_float32 and self.float32_rtol >= TF32_MIN_RTOL
 
     @classmethod
     def of(cls, source: str, dtype: str | None = None, tolerances: dict[str, Tolerance] | None = None

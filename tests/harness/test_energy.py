@@ -38,7 +38,8 @@ def test_judge_reports_energy_when_asked(settings):
     assert result.status == "ok", result.message
     assert result.candidate.energy_j > 0 and result.reference.power_w > 0
     low, high = result.energy_ci95
-    assert low <= result.energy_ratio <= high and result.energy_verdict in {"same", "uncertain"}
+    # as fast or faster (1.06x on an H200, where it also drew 1.30x less energy): never more energy
+    assert low <= result.energy_ratio <= high and result.energy_verdict in {"less", "same", "uncertain"}
     details = result.details["energy"]
     assert details["repeats"] == settings.harness.energy_repeats
     assert len(details["readings"]["candidate"]) == settings.harness.energy_repeats

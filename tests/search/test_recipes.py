@@ -63,7 +63,8 @@ def test_recipes_fit_the_device_and_the_problem():
     assert {i for r in recipes_for(conv, "cpu") for i in r.ingredients} == cpu | {"channels_last"}
     cuda = [r.name for r in recipes_for(matmul, "cuda")]
     assert {"cuda_graph", "compile_max_autotune_no_cudagraphs", "compile_max_autotune_no_cudagraphs+fullgraph",
-            "compile_max_autotune_no_cudagraphs+cuda_graph", "compile_default+cuda_graph", "tf32"} <= set(cuda)
+            "compile_max_autotune_no_cudagraphs+cuda_graph", "compile_default+cuda_graph"} <= set(cuda)
+    assert "tf32" not in set(cuda)  # at the default float32 tolerance (1e-4) TF32 fails: it is not offered
     assert cuda[0] == "cuda_graph"  # small problems are host-bound: one graph launch first
     assert "fullgraph" not in cuda  # fullgraph only modifies a compile mode
     assert not {"channels_last", "cudnn_benchmark", "freeze", "inference_mode"} & set(cuda)
@@ -89,16 +90,14 @@ def test_freeze_is_offered_only_where_a_frozen_trace_is_the_module(body, freezab
     assert "freeze" not in {i for r in recipes_for(batchnorm, "cpu") for i in r.ingredients}
 
 
-def test_priors_order_recipes_and_tolerance_moves_tf32():
+def test_priors_order_recipes_and_tf32_needs_a_tolerance_it_can_meet():
     tight = recipes_for(problem("matmul_relu"), "cuda")
     assert [r.prior for r in tight] == sorted((r.prior for r in tight), reverse=True)
+    # TF32 read 6.8e-4 off a 64x256 matmul on an H200: at the default 1e-4 it is never offered
+    assert not any("tf32" in r.ingredients for r in tight)
     loose = recipes_for(problem("matmul_relu"), "cuda", tolerances={"float32": Tolerance(atol=1e-2, rtol=1e-2)})
-    tight_rank = {r.name: i for i, r in enumerate(tight)}
-    loose_rank = {r.name: i for i, r in enumerate(loose)}
-    assert loose_rank["cuda_graph+tf32"] < tight_rank["cuda_graph+tf32"]  # TF32 costs little when loose
-    # under a tight float32 tolerance TF32 will likely fail the precision check: it drops below plain recipes
-    names = [r.name for r in tight]
-    assert names.index("compile_default+tf32") > names.index("compile_reduce_overhead")
+    assert {"tf32", "cuda_graph+tf32", "compile_default+tf32"} <= {r.name for r in loose}
+    assert [r.prior for r in loose] == sorted((r.prior for r in loose), reverse=True)
 
 
 def test_expansions_compose_along_the_path():
@@ -111,14 +110,14 @@ def test_expansions_compose_along_the_path():
     assert "compile_default" not in {r.name for r in recipe_expansions(tree, root, "cuda")}  # tried already
 
     on_compiled = {r.name: r for r in recipe_expansions(tree, compiled.id, "cuda")}
-    assert set(on_compiled) == {"cuda_graph", "fullgraph", "tf32"}  # no second compile mode, nothing repeated
+    assert set(on_compiled) == {"cuda_graph", "fullgraph"}  # no second compile mode, nothing repeated
     graphed = on_compiled["cuda_graph"]
     assert graphed.ingredients == ("compile_default", "cuda_graph")
     assert 'torch.compile(self.inner, mode="default")' in graphed.source and "torch.cuda.graph(" in graphed.source
     full = on_compiled["fullgraph"]
     assert 'torch.compile(self.inner, mode="default", fullgraph=True)' in full.source
     child = tree.spawn(compiled.id, graphed.source, graphed.idea, graphed.origin)
-    assert {r.name for r in recipe_expansions(tree, child.id, "cuda")} == {"fullgraph", "tf32"}
+    assert {r.name for r in recipe_expansions(tree, child.id, "cuda")} == {"fullgraph"}
     assert {r.name for r in recipe_expansions(tree, compiled.id, "cpu")} == {"fullgraph", "inference_mode",
                                                                             "single_thread"}
 
