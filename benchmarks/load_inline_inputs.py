@@ -49,10 +49,16 @@ def problem_files(kernelbench: Path) -> dict[tuple[int, int], str]:
     return found
 
 
+def kernelbench_id(entry: dict[str, Any]) -> tuple[int, int]:
+    """(level, KernelBench's problem number) of a leaderboard entry: the leaderboard counts problems from 0
+    (its problem 39 is KernelBench's 40_LayerNorm), KernelBench's file names from 1."""
+    return entry["level"], entry["problem_id"] + 1
+
+
 def choose(entries: list[dict[str, Any]], problems: dict[tuple[int, int], str], count: int) -> list[dict[str, Any]]:
     by_problem: dict[tuple[int, int], dict[str, Any]] = {}
     for entry in sorted(entries, key=lambda e: (e["baseline_torch_time"] or 1e9, e["file"])):
-        key = (entry["level"], entry["problem_id"])
+        key = kernelbench_id(entry)
         if key in problems and "load_inline" in entry["code"] and key not in by_problem \
                 and (entry["baseline_torch_time"] or 1e9) <= MAX_REFERENCE_MS:
             by_problem[key] = entry
@@ -79,8 +85,9 @@ def main() -> None:
     chosen = choose(entries, problems, args.count)
     args.out.mkdir(parents=True, exist_ok=True)
     for entry in chosen:
-        path = problems[(entry["level"], entry["problem_id"])]
-        case = args.out / f"l{entry['level']}_p{entry['problem_id']:03d}_{entry['file'][:8]}"
+        level, number = kernelbench_id(entry)
+        path = problems[(level, number)]
+        case = args.out / f"l{level}_p{number:03d}_{entry['file'][:8]}"
         case.mkdir(exist_ok=True)
         (case / "reference.py").write_text(read(args.kernelbench, path), encoding="utf-8")
         (case / "candidate.py").write_text(entry["code"], encoding="utf-8")
