@@ -4,8 +4,10 @@ The reference and the candidate are timed in alternating rounds (see ``timing.ru
 one and round ``i`` of the other saw the same state of the host and the card. The speedup is taken inside
 those pairs: each block of two consecutive rounds (one with the reference first, one with the candidate
 first, so the order's own effect cancels) gives the geometric mean of its two ratios, and the speedup is the
-median of the blocks' ratios. The interval resamples whole blocks (a percentile bootstrap), which needs no
-assumption about the shape of the distribution; GPU timings have a long right tail.
+median of the blocks' ratios. The interval resamples runs of consecutive blocks (a moving-block percentile
+bootstrap whose run length follows the blocks' own autocorrelation, as consecutive rounds may share the host's
+state), which needs no assumption about the shape of the
+distribution; GPU timings have a long right tail.
 
 Why not the ratio of the two models' medians: on the H200 host we measured, the host's speed switches between
 states 2-3x apart from one fraction of a second to the next (``benchmarks/results/host_drift_h200.json``), and
@@ -16,6 +18,7 @@ one state and stays put.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -60,14 +63,40 @@ def block_ratios(reference_ms: Sequence[float], candidate_ms: Sequence[float]) -
     return np.sqrt(ratios[0:even:2] * ratios[1:even:2])
 
 
+def run_length(blocks: np.ndarray) -> int:
+    """How many consecutive blocks to resample together: 1 when neighbouring blocks' ratios are uncorrelated,
+    longer as they are (the AR(1) plug-in rule for a moving-block bootstrap, ``(2r / (1 - r^2))^(2/3) m^(1/3)``
+    for a lag-1 autocorrelation ``r``, Buhlmann and Kunsch)."""
+    m = len(blocks)
+    if m < 8:
+        return 1
+    centred = np.log(blocks) - np.log(blocks).mean()
+    denominator = float(np.dot(centred, centred))
+    r = float(np.dot(centred[:-1], centred[1:])) / denominator if denominator > 0 else 0.0
+    if r <= 0.0:
+        return 1
+    r = min(r, 0.95)
+    return int(min(m // 2, max(1, math.ceil((2 * r / (1 - r * r)) ** (2 / 3) * m ** (1 / 3)))))
+
+
+def _moving_block_picks(m: int, run: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of a moving-block bootstrap (Kunsch, 1989): runs of ``run`` consecutive blocks, laid end to end
+    to length ``m``. Consecutive rounds share the host's state (it switched speed only every few hundred
+    milliseconds on the H200 host measured), so their ratios need not be independent; resampling them one by
+    one then makes the interval too narrow (self against self on the H200: 10 of 12 intervals held 1)."""
+    runs = math.ceil(m / run)
+    starts = rng.integers(0, m - run + 1, size=(resamples, runs))
+    return (starts[:, :, None] + np.arange(run)).reshape(resamples, runs * run)[:, :m]
+
+
 def speedup_interval(reference_ms: Sequence[float], candidate_ms: Sequence[float], *, confidence: float = 0.95,
                      resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float, float]:
-    """The median of the paired blocks' ratios (see ``block_ratios``) and its percentile-bootstrap interval."""
+    """The median of the paired blocks' ratios (see ``block_ratios``) and its moving-block bootstrap interval."""
     blocks = block_ratios(reference_ms, candidate_ms)
     estimate = float(np.median(blocks))
     if len(blocks) == 1:
         return estimate, estimate, estimate
-    picks = np.random.default_rng(seed).integers(0, len(blocks), size=(resamples, len(blocks)))
+    picks = _moving_block_picks(len(blocks), run_length(blocks), resamples, np.random.default_rng(seed))
     medians = np.median(blocks[picks], axis=1)
     tail = (1.0 - confidence) / 2 * 100
     low, high = np.percentile(medians, [tail, 100 - tail])
