@@ -35,7 +35,8 @@ def test_eval_json_prints_exactly_one_object_for_an_honest_candidate():
     assert REQUIRED_KEYS <= data.keys()
     assert data["status"] == "ok" and data["correct"] is True
     assert data["candidate_ms"] > 0 and data["reference_ms"] > 0
-    assert data["speedup"] == data["reference_ms"] / data["candidate_ms"]
+    # the speedup is taken inside paired rounds (harness.stats), so it need not equal the medians' ratio
+    assert data["speedup_ci95"][0] <= data["speedup"] <= data["speedup_ci95"][1]
 
 
 def test_eval_exits_zero_for_a_rejected_candidate():
