@@ -68,12 +68,12 @@ def run_length(blocks: np.ndarray) -> int:
     longer as they are (the AR(1) plug-in rule for a moving-block bootstrap, ``(2r / (1 - r^2))^(2/3) m^(1/3)``
     for a lag-1 autocorrelation ``r``, Buhlmann and Kunsch)."""
     m = len(blocks)
-    if m < 8:
+    if m < 8 or not np.all(blocks > 0):  # a zero-time sample (a clock's floor) has no log: no run length to fit
         return 1
     centred = np.log(blocks) - np.log(blocks).mean()
     denominator = float(np.dot(centred, centred))
     r = float(np.dot(centred[:-1], centred[1:])) / denominator if denominator > 0 else 0.0
-    if r <= 0.0:
+    if not r > 0.0:
         return 1
     r = min(r, 0.95)
     return int(min(m // 2, max(1, math.ceil((2 * r / (1 - r * r)) ** (2 / 3) * m ** (1 / 3)))))

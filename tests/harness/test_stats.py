@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -101,3 +102,11 @@ def test_the_interval_holds_when_the_pairs_ratio_drifts_over_rounds():
                                         resamples=500)
         covered += low <= 1.0 <= high
     assert covered >= 48  # 55 of 60 seen; one block at a time: 31
+
+
+def test_a_zero_time_sample_does_not_break_the_interval():
+    reference = [0.0, 0.1, 0.11, 0.1] * 10  # a clock that floors a short span at zero
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no log of zero on the way
+        speedup, low, high = speedup_interval(reference, [0.1] * 40)
+    assert low <= speedup <= high
