@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -211,15 +212,21 @@ def condense(log: str, source: str | None = None, main_file: str = "kernel.cu", 
     if not diags:
         lines = [ln for ln in log.replace("\x00", "").splitlines() if ln.strip() and not NOISE.match(ln)]
         return "\n".join(lines)[-max_chars:]
-    blocks: list[str] = []
+    return pack_blocks((render_one(d, source, main_file) for d in diags[:max_messages]), len(diags), max_chars,
+                       "message")
+
+
+def pack_blocks(blocks: Iterable[str], total: int, max_chars: int, noun: str) -> str:
+    """Rendered diagnostics within ``max_chars`` (the first always, cut to it), then how many of ``total`` were
+    left out (``... and 3 more messages``)."""
+    kept: list[str] = []
     used = 0
-    for d in diags[:max_messages]:
-        block = render_one(d, source, main_file)
-        if blocks and used + len(block) > max_chars:
+    for block in blocks:
+        if kept and used + len(block) > max_chars:
             break
-        blocks.append(block[:max_chars])
+        kept.append(block[:max_chars])
         used += len(block) + 1
-    if len(blocks) < len(diags):
-        left = len(diags) - len(blocks)
-        blocks.append(f"... and {left} more message{'s' if left > 1 else ''}")
-    return "\n".join(blocks)
+    if len(kept) < total:
+        left = total - len(kept)
+        kept.append(f"... and {left} more {noun}{'s' if left > 1 else ''}")
+    return "\n".join(kept)

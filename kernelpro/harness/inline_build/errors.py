@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 
-from kernelpro.harness.compile.diagnostics import Diagnostic, condense, parse, render_one
+from kernelpro.harness.compile.diagnostics import Diagnostic, condense, pack_blocks, parse, render_one
 from kernelpro.harness.inline_build.spec import InlineSpec
 
 NINJA_NOISE = re.compile(r"^(?:\[\d+/\d+\] |FAILED: |ninja: |\S*(?:c\+\+|g\+\+|nvcc|cc1plus)\s+-)")
@@ -54,17 +54,10 @@ def condense_build_log(log: str, spec: InlineSpec, candidate_source: str | None 
     if not errors:
         kept = "\n".join(ln for ln in log.splitlines() if ln.strip() and not NINJA_NOISE.match(ln))
         return condense(kept, max_chars=max_chars) or log[-max_chars:]
-    blocks: list[str] = []
-    used = 0
-    for d in errors[:max_messages]:
+
+    def rendered(d: Diagnostic) -> str:
         moved, text, main_file = _relocate(d, spec, texts)
         quoted = candidate_source if main_file == CANDIDATE_FILE else text
-        block = render_one(moved.model_copy(update={"via": moved.via, "instantiated_from": None}), quoted, main_file)
-        if blocks and used + len(block) > max_chars:
-            break
-        blocks.append(block[:max_chars])
-        used += len(block) + 1
-    if len(blocks) < len(errors):
-        left = len(errors) - len(blocks)
-        blocks.append(f"... and {left} more error{'s' if left > 1 else ''}")
-    return "\n".join(blocks)
+        return render_one(moved.model_copy(update={"via": moved.via, "instantiated_from": None}), quoted, main_file)
+
+    return pack_blocks((rendered(d) for d in errors[:max_messages]), len(errors), max_chars, "error")
