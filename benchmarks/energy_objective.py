@@ -26,6 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.judge_noise import as_candidate  # noqa: E402
 from kernelpro.config import Settings  # noqa: E402
 from kernelpro.harness.judge import judge_many  # noqa: E402
 from kernelpro.problem import load_problem  # noqa: E402
@@ -33,11 +34,6 @@ from kernelpro.search.recipes import recipes_for  # noqa: E402
 
 PROBLEMS = ROOT / "benchmarks" / "problems" / "noise"
 DEFAULT = ["elementwise_chain", "softmax_wide", "matmul_large", "conv_relu"]
-
-
-def lean(source: str) -> str:
-    lines = [line for line in source.splitlines() if "# redundant pass" not in line]
-    return "\n".join(lines).replace("class Model(nn.Module):", "class ModelNew(nn.Module):") + "\n"
 
 
 def row(name: str, result: Any) -> dict[str, Any]:
@@ -85,7 +81,7 @@ def main() -> None:
     report: dict[str, Any] = {"command": " ".join(sys.argv), "host": platform.node(), "problems": []}
     for name in args.problems:
         problem = load_problem(PROBLEMS / f"{name}.py")
-        variants = {"lean": lean(problem.source)}
+        variants = {"lean": as_candidate(problem.source, lean=True)}
         variants.update({recipe.name: recipe.source for recipe in recipes_for(problem, args.device)})
         started = time.monotonic()
         results = judge_many(problem, list(variants.values()), device=args.device, settings=settings)
