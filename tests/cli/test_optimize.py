@@ -114,8 +114,10 @@ def test_optimize_with_a_model_over_http(openai_server, tmp_path):
     bodies = [r.body for r in openai_server.completions]
     roles = [role_of(b) for b in bodies]
     # a batch: the reference's two planned ideas coded in parallel and judged together, then reviewed; then a
-    # new plan (with the measured speedups and code side by side) and one more candidate to the budget
-    assert roles == ["planner", "coder", "coder", "critic", "critic", "planner", "coder", "critic"]
+    # new plan (with the measured speedups and code side by side) and one more candidate to the budget. Which
+    # variant the search plans from next follows the measured speedups, so a second plan may come first.
+    assert roles[:6] == ["planner", "coder", "coder", "critic", "critic", "planner"]
+    assert roles[-2:] == ["coder", "critic"] and set(roles[6:-2]) <= {"planner"} and len(roles) <= 9
     per_call = {"planner": 2000 * 2 + 300 * 10, "coder": 3000 * 2 + 400 * 10, "critic": 1500 * 2 + 100 * 10}
     assert result["llm_cost_usd"] == pytest.approx(sum(per_call[r] for r in roles) / 1e6)
     assert all(b["model"] == "test-model" for b in bodies)
