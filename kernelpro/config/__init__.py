@@ -1,0 +1,89 @@
+"""The one settings object: ``KERNELPRO_*`` environment variables, an optional ``kernelpro.toml``, defaults.
+
+Nested fields use ``__`` in environment variables, e.g. ``KERNELPRO_HARNESS__TIMEOUT_S=60``. Each section lives
+in its own module of this package; ``Settings`` gathers them. Offline defaults live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+# Offline defaults: nothing may reach the network unless a user configured a provider. Set before the sections
+# are imported, so that no import below reads them unset.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from kernelpro.config.compile import CompileSettings, CutlassSettings  # noqa: E402
+from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
+from kernelpro.config.llm import LLMSettings  # noqa: E402
+from kernelpro.config.memory import MemorySettings  # noqa: E402
+from kernelpro.config.paths import KERNELPRO_HOME, USER_CACHE_DIR  # noqa: E402
+from kernelpro.config.search import SearchSettings  # noqa: E402
+
+DeviceChoice = Literal["auto", "cpu", "cuda"]
+
+__all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
+           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "Tolerance",
+           "load_settings"]
+
+
+class Settings(BaseSettings):
+    """Everything kernelpro can be told. Override per command where the CLI offers a flag."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="KERNELPRO_",
+        env_nested_delimiter="__",
+        toml_file="kernelpro.toml",
+        extra="ignore",
+    )
+
+    device: DeviceChoice = "auto"
+    """Where candidates run: ``cuda`` when a GPU is visible and ``auto`` is chosen."""
+    runs_dir: Path = Path("kernelpro-runs")
+    """Where run directories (checkpoints, candidates, reports) are created."""
+    harness: HarnessSettings = Field(default_factory=HarnessSettings)
+    compile: CompileSettings = Field(default_factory=CompileSettings)
+    cutlass: CutlassSettings = Field(default_factory=CutlassSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Precedence: explicit arguments, then environment, then kernelpro.toml.
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+    def for_finalists(self) -> Settings:
+        """These settings for the finalists' re-judgment: more rounds, a longer time cap, a narrower target
+        interval (``search.finalist_rounds_factor``), one long-lived worker new for them."""
+        factor = max(1.0, self.search.finalist_rounds_factor)
+        scaled = self.model_copy(deep=True)
+        harness = scaled.harness
+        harness.timing_trials = int(harness.timing_trials * factor)
+        harness.min_timing_trials = int(harness.min_timing_trials * factor)
+        harness.timing_budget_s = harness.timing_budget_s * factor
+        harness.speedup_ci_width = harness.speedup_ci_width / factor
+        harness.worker_mode = "persistent"
+        return scaled
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Settings from the environment and ``kernelpro.toml`` in the working directory, with overrides on top."""
+    return Settings(**overrides)

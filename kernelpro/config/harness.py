@@ -1,0 +1,107 @@
+"""How the judge checks and times one candidate, and the tolerances it compares with."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class Tolerance(BaseModel):
+    """Element-wise tolerance: ``|cand - ref| <= atol + rtol * |ref|``."""
+
+    atol: float
+    rtol: float
+
+
+def _default_tolerances() -> dict[str, Tolerance]:
+    # KernelBench's values: 1e-4 for fp32, 1e-2 for half types.
+    return {
+        "float64": Tolerance(atol=1e-6, rtol=1e-6),
+        "float32": Tolerance(atol=1e-4, rtol=1e-4),
+        "float16": Tolerance(atol=1e-2, rtol=1e-2),
+        "bfloat16": Tolerance(atol=1e-2, rtol=1e-2),
+    }
+
+
+class HarnessSettings(BaseModel):
+    """How the judge checks and times one candidate."""
+
+    backend: Literal["local"] = "local"
+    """Which judge a run uses (``kernelpro.app.JUDGES``): ``local``, the pipeline of sandboxed workers on this
+    machine's GPUs."""
+    timeout_s: float = 300.0
+    """Wall-time limit for one candidate's worker process (load, checks and timing together), and the cap of the
+    limit that ``timeout_floor_s`` and ``timeout_reference_factor`` derive from the reference's speed."""
+    timeout_floor_s: float = 30.0
+    """Once the candidate is built and its first call begins, it has at least this long to finish every call
+    the judge makes (compiles in ``__init__`` or at import still have ``timeout_s``)."""
+    timeout_reference_factor: float = 10.0
+    """...and at most this many times what every planned call would take at the reference's speed (its first
+    call, timed in the worker), within ``timeout_s``: a hang on a millisecond problem ends after the floor,
+    while a model that takes seconds a call still gets the time it needs."""
+    memory_limit_mb: int = 16384
+    """Host memory the worker may use on top of what it holds after importing torch."""
+    gpu_memory_fraction: float = 0.9
+    """Share of the GPU's memory the worker's caching allocator may take."""
+    correctness_trials: int = 3
+    """Random input sets drawn from ``get_inputs()`` under fresh seeds."""
+    scaled_trials: int = 2
+    """Further input sets with floating-point inputs multiplied by ``magnitude_scale``."""
+    magnitude_scale: float = 8.0
+    """The second input distribution: larger magnitudes expose shortcuts and overflow."""
+    tolerances: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
+    """Per output dtype; dtypes not listed use float32's."""
+    precision_factor: float = 16.0
+    """A candidate's error against a float64 oracle may exceed the reference's own by this factor."""
+    gross_relative_error: float = 0.1
+    """A relative error this large is wrong values, not lost precision (e.g. zeros for tiny outputs)."""
+    warmup: int = 3
+    """Untimed calls of each model before timing."""
+    timing_trials: int = 400
+    """Timed rounds (one call of each model), at most; timing stops earlier once the interval is narrow enough."""
+    min_timing_trials: int = 20
+    """Timed rounds, at least, whatever the time cap."""
+    timing_budget_s: float = 20.0
+    """Wall time the timed rounds may take together (input draws and checks included), beyond which they stop."""
+    speedup_ci_width: float = 0.02
+    """Timing stops once the speedup's 95% interval is this narrow, relative to the speedup (0.02: about +-1%)."""
+    min_effect: float = 0.02
+    """The smallest speedup or slowdown that counts: within it a candidate is ``same`` as the reference."""
+    cpu_threads: int = 0
+    """Threads for CPU candidates (and the reference); 0: the cores this process may use, less those other work
+    keeps busy when the job starts, so OpenMP's threads do not wait on cores another job holds."""
+    cpu_contention_cores: float = 0.5
+    """Cores' worth of other work during CPU timing above which the verdict is marked ``contended``."""
+    l2_flush_bytes: int = 0
+    """Bytes written between CUDA trials to flush L2; 0 means four times the device's L2."""
+    energy: bool = False
+    """On CUDA, also measure joules per call and average power through NVML (adds seconds per model)."""
+    energy_seconds: float = 1.0
+    """How long each energy reading runs (NVML's counter moves about every 100 ms)."""
+    energy_repeats: int = 6
+    """Energy readings per model, in alternating order; the energy ratio's interval rests on them."""
+    output_tail_bytes: int = 8192
+    """How much of the worker's stdout/stderr is kept for the message (the rest is counted, not kept)."""
+    worker_mode: Literal["persistent", "fresh"] = "persistent"
+    """``persistent``: one long-lived worker per device judges candidates one after another, its state reset and
+    checked between them, and replaced after a CUDA error, crash, timeout, memory kill or any sign of tampering.
+    ``fresh``: a new worker process per candidate; the most isolated, and seconds slower per candidate."""
+    worker_max_jobs: int = 64
+    """A persistent worker is replaced after this many candidates, so leaks cannot build up (0: never)."""
+    worker_reset_timeout_s: float = 30.0
+    """Time a persistent worker may take to reset between candidates before it is replaced."""
+    worker_preload: list[str] = Field(default_factory=lambda: ["numpy", "triton"])
+    """Modules a persistent worker imports before its first candidate, where installed: candidates find them
+    loaded, and the check between candidates covers them from the start."""
+    ghost_kernel_rejects: bool = False
+    """A candidate that builds a custom kernel and never runs it while judged is rejected (``ghost_kernel``), not
+    only warned about."""
+    isolate: bool = True
+    """Put each worker in new user, network, PID and mount namespaces and a Landlock domain, where the kernel
+    allows them unprivileged, and make the judge's process undumpable (see ``harness/isolation.py``); the
+    verdict's ``details.isolation`` lists what a worker got."""
+    require_isolation: bool = False
+    """Refuse to judge in a worker that did not get every protection ``isolate`` asks for."""
+    gpu_devices: list[int] | None = None
+    """CUDA device indices to judge on, one worker each, when the device is ``cuda``; None: every visible GPU."""

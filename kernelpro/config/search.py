@@ -1,0 +1,58 @@
+"""How the search chooses, plans and re-judges variants."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class SearchSettings(BaseModel):
+    """How a run decides its best."""
+
+    finalists: int = 3
+    """Candidates judged again at the end of a run, head to head with the reference in one fresh worker with
+    more rounds; the run's best comes from that re-judgment (0: the first verdicts decide)."""
+    finalist_rounds_factor: float = 3.0
+    """The re-judgment's most rounds, least rounds and time cap, as multiples of the harness's; its interval's
+    target width is divided by the same factor."""
+    policy: Literal["auto", "greedy", "beam", "mcts", "recipes"] = "auto"
+    """Which variants to grow (``kernelpro.search.policies``): ``mcts`` (tree search with priors), ``greedy`` (the
+    fastest first), ``beam`` (the ``beam_width`` fastest, ``beam_ideas`` ideas each) or ``recipes`` (greedy over
+    the built-in recipes, no model). ``auto``: ``mcts`` with a language model, ``recipes`` without."""
+    batch_size: int = Field(4, ge=1)
+    """Candidates written in parallel and judged together per step of the loop."""
+    ideas_per_plan: int = Field(5, ge=1)
+    """Ideas the planner is asked for each time it plans from a variant."""
+    max_children: int = Field(8, ge=1)
+    """Children a variant may ever have."""
+    widening: float = Field(2.0, gt=0)
+    """Progressive widening: a variant with N verdicts below it may have ``widening * (N + 1) ** alpha``
+    children."""
+    alpha: float = Field(0.5, ge=0)
+    """Progressive widening's exponent."""
+    dead_end_after: int = Field(3, ge=1)
+    """A variant whose last this many children all failed or gained less than ``min_gain`` is not grown again."""
+    min_gain: float = 0.02
+    """The least gain over its parent that counts as progress (0.02: 2%)."""
+    max_plans: int = Field(3, ge=1)
+    """Times the planner may be asked for ideas from one variant in all."""
+    c_puct: float = Field(0.5, ge=0)
+    """MCTS: weight of the prior-driven exploration term against the calibrated value (rewards in [0, 1]); 0.5
+    did best of 0.5, 1, 1.5 and 2 in ``benchmarks/search_policies.py``."""
+    best_weight: float = Field(0.7, ge=0, le=1)
+    """MCTS: a subtree's value is this times its best reward plus the rest times its mean reward."""
+    branching: float = Field(1.0, ge=0)
+    """MCTS asymmetric branching: a variant's widening allowance is multiplied by ``1 + branching * value``."""
+    virtual_loss: float = Field(1.0, ge=0)
+    """MCTS: lost visits counted on a path per expansion already chosen in the batch, to spread a batch out."""
+    fpu: float = 0.1
+    """MCTS first-play urgency: a new child starts at its parent's value less this."""
+    plan_prior: float = Field(0.5, ge=0)
+    """MCTS: the prior of growing a variant whose ideas are yet to be planned."""
+    planner_code_tokens: int = Field(6000, ge=0)
+    """How much of the fastest variants' code the planner sees, in tokens (about four characters each)."""
+    beam_width: int = Field(2, ge=1)
+    """Beam: how many of the fastest variants are grown at once."""
+    beam_ideas: int = Field(2, ge=1)
+    """Beam: ideas tried from each of them per batch."""
