@@ -249,9 +249,10 @@ def enter_landlock(protections: Protections) -> None:
 LANDLOCK_BREAKS_CUDA = "not applied to CUDA workers: the CUDA driver fails to initialise inside a Landlock domain"
 
 
-def isolate_worker(enabled: bool = True, landlock: bool = True) -> Protections:
+def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[str] | None = None) -> Protections:
     """Every wall this machine allows around the calling worker; call it before any thread or candidate code.
-    ``landlock=False`` leaves Landlock out (see ``LANDLOCK_BREAKS_CUDA``)."""
+    ``landlock=False`` leaves Landlock out (see ``LANDLOCK_BREAKS_CUDA``); ``protected`` directories become
+    read-only inside it and its capabilities are dropped (``isolation_mounts``)."""
     protections = Protections()
     if not enabled:
         protections.missing["all"] = "harness.isolate is off"
@@ -261,8 +262,35 @@ def isolate_worker(enabled: bool = True, landlock: bool = True) -> Protections:
         return protections
     if enter_namespaces(protections):
         _become_init(protections)
+    if protected is not None:
+        _protect(protected, protections)
     if landlock:
         enter_landlock(protections)  # last: writing the user namespace's maps is a write under /proc
     else:
         protections.missing["landlock"] = LANDLOCK_BREAKS_CUDA
     return protections
+
+
+def _protect(paths: list[str], protections: Protections) -> None:
+    """The judge's directories read-only in the worker's own mount namespace, then no capabilities left to
+    undo that with (``isolation_mounts``)."""
+    import tempfile
+
+    from kernelpro.harness import isolation_mounts
+
+    if "user namespace" not in protections.applied and os.geteuid() != 0:
+        protections.missing["read-only judge files"] = "no user namespace: no mount namespace of its own to remount in"
+        return
+    libc = _libc()
+    if libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) != 0:
+        protections.missing["read-only judge files"] = f"making the mounts private failed: {_error()}"
+        return
+    done, left = isolation_mounts.read_only(paths, writable=[os.getcwd(), tempfile.gettempdir()])
+    if done:
+        protections.applied.append("read-only judge files")
+    for path, why in left.items():
+        protections.missing[f"read-only {path}"] = why
+    if why_not := isolation_mounts.drop_capabilities():
+        protections.missing["no capabilities"] = why_not
+    else:
+        protections.applied.append("no capabilities")

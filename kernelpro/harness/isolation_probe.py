@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from typing import TYPE_CHECKING
 
 from kernelpro.harness.isolation import hide_this_process, isolate_worker
@@ -19,10 +20,16 @@ if TYPE_CHECKING:
 
 
 
-def _probe_child(port: int, judge: int) -> dict[str, object]:
+def _probe_child(port: int, judge: int, protected: str) -> dict[str, object]:
     """In a fresh process: isolate, then try what a snooping candidate would. Run as ``python -m`` this module."""
-    protections = isolate_worker()
+    protections = isolate_worker(protected=[protected])
     result: dict[str, object] = protections.as_dict()
+    try:
+        with open(os.path.join(protected, "planted"), "w") as file:
+            file.write("x")
+        result["judge_files"] = "writable"
+    except OSError as exc:
+        result["judge_files"] = f"denied ({errno.errorcode.get(exc.errno or 0, exc.errno)})"
     try:
         with open(f"/proc/{judge}/environ", "rb") as file:
             file.read(1)
@@ -42,10 +49,12 @@ def probe_worker_isolation(timeout_s: float = 20.0) -> dict[str, object]:
     """Start a process that isolates itself as a worker does and report what it got and what it could reach:
     this process's environment (with this process undumpable, as the judge is) and a loopback server."""
     hide_this_process()
-    with socket.create_server(("127.0.0.1", 0)) as server:
+    with socket.create_server(("127.0.0.1", 0)) as server, tempfile.TemporaryDirectory(
+            prefix="kernelpro-probe-") as protected:
         port = server.getsockname()[1]
         try:
-            command = [sys.executable, "-m", "kernelpro.harness.isolation_probe", str(port), str(os.getpid())]
+            command = [sys.executable, "-m", "kernelpro.harness.isolation_probe", str(port), str(os.getpid()),
+                       protected]
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False,
                                   env=worker_environment())  # what a worker gets, PYTHONPATH included
         except (OSError, subprocess.SubprocessError) as exc:
@@ -65,11 +74,13 @@ def isolation_checks() -> list[Check]:
         return [Check("sandbox", False, str(found["error"]))]
     applied = ", ".join(found["applied"]) or "nothing"  # type: ignore[arg-type]
     missing = "; ".join(f"no {name}: {why}" for name, why in found["missing"].items())  # type: ignore[union-attr]
-    snoop = f"judge's environment {found['parent_environ']}, loopback {found['loopback']}"
-    safe = found["parent_environ"] != "readable" and str(found["loopback"]).startswith("refused")
+    snoop = (f"judge's environment {found['parent_environ']}, loopback {found['loopback']}, "
+             f"judge's files {found['judge_files']}")
+    safe = (found["parent_environ"] != "readable" and str(found["loopback"]).startswith("refused")
+            and found["judge_files"] != "writable")
     return [Check("sandbox", safe, f"{applied}{'; ' + missing if missing else ''}"),
             Check("sandbox test", safe, snoop)]
 
 
 if __name__ == "__main__":
-    print(json.dumps(_probe_child(int(sys.argv[1]), int(sys.argv[2]))))
+    print(json.dumps(_probe_child(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])))

@@ -7,12 +7,12 @@ candidate's code runs in a worker process (fresh or long-lived), whose death or 
 from __future__ import annotations
 
 import ast
-import hashlib
 import secrets
 import signal
+from pathlib import Path
 from typing import Any
 
-from kernelpro.config import Settings
+from kernelpro.config import KERNELPRO_HOME, Settings
 from kernelpro.harness.result import EvalResult, GuardFinding, rejected
 from kernelpro.harness.sandbox import WorkerOutcome
 from kernelpro.harness.static_guards import scan_source
@@ -46,6 +46,19 @@ def precheck(source: str) -> EvalResult | list[GuardFinding]:
     return findings
 
 
+def protected_paths(settings: Settings) -> list[str]:
+    """The judge's directories a worker may read but never write (``isolation_mounts``): the run directories
+    (checkpoints, results, reports), kernelpro's home (the search memory), and the caches the judge builds into
+    (compiled kernels, load_inline extensions), so no candidate can edit a verdict or plant a module that a
+    later candidate would load."""
+    owned = [Path(p).expanduser() for p in (KERNELPRO_HOME, settings.memory.path, settings.compile.cache_dir)]
+    if settings.compile.inline_cache:
+        owned.append(settings.compile.inline_cache_dir.expanduser())
+    for path in owned:  # made now: a directory that does not exist yet cannot be mounted read-only, and a
+        path.mkdir(parents=True, exist_ok=True)  # candidate could create it first and plant in it
+    return [str(p.resolve()) for p in [Path(settings.runs_dir).expanduser(), *owned]]
+
+
 def make_job(problem: Problem, candidate_source: str, device: str, settings: Settings,
              timing: bool = True) -> dict[str, Any]:
     """The worker's instructions. Seeds come from the OS's secure generator: no candidate can predict them."""
@@ -61,10 +74,7 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
         "timing": timing,
         "harness": h.model_dump(mode="json"),
         "compile": settings.compile.model_dump(mode="json"),  # so kernelpro.runtime in the worker shares the cache
-        # load_inline builds land in a directory of their own per candidate source: concurrent builds of
-        # different candidates (which all tend to name their extension the same) never collide.
-        "torch_extensions_dir": str(settings.compile.cache_dir.expanduser() / "torch_extensions"
-                                    / hashlib.sha256(candidate_source.encode()).hexdigest()[:16]),
+        "protected_paths": protected_paths(settings),
         "seeds": {"init": secrets.randbits(62), "correctness": seeds(max(1, h.correctness_trials)),
                   "scaled": seeds(h.scaled_trials), "timing": secrets.randbits(62),
                   "problem": seeds(4)},  # the reference alone: does its output vary (problem_checks)

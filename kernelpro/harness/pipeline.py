@@ -22,7 +22,7 @@ from kernelpro.config import HarnessSettings, Settings
 from kernelpro.harness.compile_ahead import compile_ahead
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
-from kernelpro.harness.jobs import classify, make_job, precheck, resolve_device
+from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
 from kernelpro.harness.result import EvalResult, GuardFinding
 from kernelpro.harness.sandbox import run_worker
 from kernelpro.harness.worker_handle import LongLivedWorker, WorkerStartError
@@ -64,7 +64,7 @@ class Lane:
     def __init__(self, device: str, settings: Settings) -> None:
         self.device, self.settings = device, settings
         persistent = settings.harness.worker_mode == "persistent"
-        self.worker = LongLivedWorker(device, settings.harness) if persistent else None
+        self.worker = LongLivedWorker(device, settings.harness, protected_paths(settings)) if persistent else None
         self.judged = 0
 
     def judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool,

@@ -49,7 +49,8 @@ def isolate(job: dict[str, Any]) -> dict[str, Any]:
     from kernelpro.harness.isolation import isolate_worker
 
     on_gpu = str(job.get("device", "")).startswith("cuda")
-    protections = isolate_worker(job["harness"].get("isolate", True), landlock=not on_gpu)
+    protections = isolate_worker(job["harness"].get("isolate", True), landlock=not on_gpu,
+                                 protected=job.get("protected_paths"))
     tripwires.arm()
     return protections.as_dict()
 
@@ -78,7 +79,9 @@ def apply_job_environment(job: dict[str, Any]) -> None:
     this job, and the compile settings kernelpro.runtime reads."""
     from kernelpro.harness.inline_build import worker_side
 
-    os.environ["TORCH_EXTENSIONS_DIR"] = job["torch_extensions_dir"]
+    # load_inline builds that the judge did not make land in the job's own directory: the shared caches are
+    # read-only here, and no candidate's build may be found by another.
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(Path(job.get("workdir") or os.getcwd()) / "torch_extensions")
     if arch_list := (job.get("inline") or {}).get("environment", {}).get("arch_list"):
         os.environ["TORCH_CUDA_ARCH_LIST"] = arch_list  # what the judge built ahead for, and keyed on
     if job.get("inline") is not None:  # the candidate mentions cpp_extension: its load_inline goes through the cache

@@ -35,6 +35,9 @@ TAMPERING = {"judge_patch", "timer_patch", "background_thread", "background_proc
 STICKY = {"cuda_error", "worker_error", "memory_limit"}
 ACCEPT_TIMEOUT_S = 30.0  # a healthy worker acknowledges a job within milliseconds
 OUTPUT_GRACE_S = 5.0
+# Starting (torch's import, the walls, the warm-up) takes 1-10 s, more on a loaded host: never less than this,
+# whatever a candidate's own ``timeout_s``.
+START_TIMEOUT_S = 60.0
 
 
 class WorkerStartError(RuntimeError):
@@ -112,8 +115,9 @@ def restart_reason(outcome: WorkerOutcome) -> str | None:
 class LongLivedWorker:
     """One worker process on one device, judging jobs one at a time; restarted transparently."""
 
-    def __init__(self, device: str, settings: HarnessSettings) -> None:
+    def __init__(self, device: str, settings: HarnessSettings, protected_paths: list[str] | None = None) -> None:
         self.device, self.settings = device, settings
+        self.protected_paths = protected_paths
         self.proc: subprocess.Popen | None = None
         self.jobs_done = 0
         self.starts = 0
@@ -141,8 +145,9 @@ class LongLivedWorker:
         self.jobs_done = 0
         nonce = secrets.token_hex(16)
         self.output.begin(nonce)
-        setup = {"nonce": nonce, "device": self.device, "harness": self.settings.model_dump(mode="json")}
-        if not self._send(setup) or self._wait_ready(nonce, self.settings.timeout_s) is None:
+        setup = {"nonce": nonce, "device": self.device, "harness": self.settings.model_dump(mode="json"),
+                 "protected_paths": self.protected_paths}
+        if not self._send(setup) or self._wait_ready(nonce, max(self.settings.timeout_s, START_TIMEOUT_S)) is None:
             self.stop()
             self.output.join(timeout=OUTPUT_GRACE_S)
             raise WorkerStartError(f"the worker on {self.device} did not start:\n"

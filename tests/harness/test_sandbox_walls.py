@@ -197,6 +197,24 @@ def test_the_kernel_refuses_a_write_to_the_workers_own_memory(settings):
     assert "/proc/self/mem" in result.message
 
 
+@needs("read-only judge files", "no capabilities")
+@pytest.mark.parametrize("mode", ["fresh", "persistent"])
+def test_a_module_planted_in_the_judges_cache_never_lands(mode, settings, tmp_path):
+    """The extension cache is the judge's: read-only in the worker, which has no capability left to unmount or
+    remount it, so no candidate can leave a module under a later candidate's key."""
+    settings.harness.worker_mode = mode
+    cache = tmp_path / "inline-cache"
+    cache.mkdir()
+    settings.compile.inline_cache_dir = cache
+    source = candidate("cheat_plant_module").replace('TARGET = "cache"', f'TARGET = "{cache}"')
+    result = judge(problem("scale_relu"), source, device="cpu", settings=settings)
+    assert result.status == "ok", result.message  # honest arithmetic once its plant failed
+    assert "'plant': 'Read-only file system'" in result.worker_output, result.worker_output
+    assert "'umount': 'Operation not permitted'" in result.worker_output
+    assert "'remount_rw': 'Operation not permitted'" in result.worker_output
+    assert list(cache.iterdir()) == []
+
+
 @pytest.mark.parametrize("mode", ["fresh", "persistent"])
 def test_a_worker_without_its_walls_refuses_to_judge_when_they_are_required(mode, settings):
     settings.harness.worker_mode = mode

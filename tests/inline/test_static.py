@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kernelpro.harness.inline_build.spec import bind_arguments, spec_from_arguments, spec_key
 from kernelpro.harness.inline_build.static import find_calls
 
@@ -66,14 +68,29 @@ def make(n):
     assert "SRC2 is bound more than once" in reasons[9] and "**" in reasons[10] and "n is a parameter" in reasons[14]
 
 
-def test_load_from_files_hashes_their_contents(tmp_path):
+def test_load_from_files_is_read_in_the_worker_never_by_the_judge(tmp_path):
     kernel = tmp_path / "k.cu"
     kernel.write_text("__global__ void k() {}")
     source = HEAD.replace("load_inline", "load") + f'ext = load(name="ext", sources=["{kernel}"])\n'
-    [spec] = find_calls(source).specs
+    found = find_calls(source)  # the judge's side: a path such as /proc/self/environ is never opened
+    assert found.specs == [] and "never opens" in found.unresolved[0].reason
+    spec = spec_from_arguments("load", {"name": "ext", "sources": ["k.cu"]}, base_dir=tmp_path)  # the worker's
     assert spec.kind == "load" and spec.sources == [(str(kernel), "__global__ void k() {}")]
-    relative = HEAD.replace("load_inline", "load") + 'ext = load(name="ext", sources=["k.cu"])\n'
-    assert find_calls(relative).unresolved
+
+
+@pytest.mark.parametrize("flag", ["-fplugin=/tmp/p.so", "-Xcompiler=-wrapper,sh", "-Wl,--plugin,/tmp/p.so",
+                                  "-ccbin=/tmp/fake", "@/tmp/flags", "-B/tmp/bin"])
+def test_flags_that_run_a_program_are_left_to_the_worker(flag):
+    source = HEAD + f'ext = load_inline(name="ext", cpp_sources="int f();", extra_cflags=["{flag}"])\n'
+    found = find_calls(source)
+    assert found.specs == [] and "built inside the worker's walls" in found.unresolved[0].reason
+
+
+def test_ordinary_flags_are_built_ahead():
+    flags = ["-O3", "--use_fast_math", "-Wl,-Bsymbolic", "-lcublas", "-DB=1", "-std=c++17", "-Xptxas=-v"]
+    source = HEAD + f'ext = load_inline(name="ext", cpp_sources="int f();", extra_cuda_cflags={flags!r})\n'
+    [spec] = find_calls(source).specs
+    assert spec.extra_cuda_cflags == flags
 
 
 def test_unrelated_functions_named_load_are_ignored():

@@ -133,8 +133,13 @@ BUILD_NICENESS = 10  # the compilers yield the CPU to the judging lanes' workers
 
 
 def main() -> None:
+    from kernelpro.harness.isolation import isolate_worker
+
     os.nice(BUILD_NICENESS)  # inherited by ninja, nvcc and the host compiler
     job = json.loads(sys.stdin.read())
+    # The sources are a candidate's: an #include of /proc/<pid>/environ, or a flag that slipped through
+    # ``spec.runs_a_program``, must find no ancestor to read and no network.
+    isolate_worker(landlock=True)
     os.environ["TORCH_CUDA_ARCH_LIST"] = job["arch_list"]
     spec = InlineSpec.model_validate(job["spec"])
     try:

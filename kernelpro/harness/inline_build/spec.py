@@ -135,10 +135,16 @@ def spec_from_arguments(kind: str, bound: dict[str, Any], base_dir: Path | None 
         "extra_ldflags": _strings(bound.get("extra_ldflags"), "extra_ldflags"),
         "extra_include_paths": _strings(bound.get("extra_include_paths"), "extra_include_paths"),
         "with_cuda": None if with_cuda is None else bool(with_cuda)}
+    for name in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags"):
+        if flag := next((f for f in fields[name] if runs_a_program(f)), None):
+            raise Unsupported(f"{name} has {flag!r}, which makes the compiler run or load a program of the "
+                              "candidate's choosing: it is built inside the worker's walls")
     if kind == "load":
         paths = _strings(bound.get("sources"), "sources")
         if not paths:
             raise TypeError("load() needs sources")
+        if base_dir is None:  # the judge's own process: it opens no path a candidate names (/proc/self/environ)
+            raise Unsupported("load() names source files, which the judge never opens: built in the worker")
         files = []
         for path in paths:
             full = Path(path) if Path(path).is_absolute() or base_dir is None else base_dir / path
@@ -156,6 +162,24 @@ def spec_from_arguments(kind: str, bound: dict[str, Any], base_dir: Path | None 
                    "with_pytorch_error_handling": bool(bound.get("with_pytorch_error_handling", True)),
                    "no_implicit_headers": bool(bound.get("no_implicit_headers", False))}
     return InlineSpec(**fields)
+
+
+# Compiler and linker flags that run or load another program (a plugin, a wrapper, another compiler or
+# linker, a specs or response file of flags): a pool build runs outside the worker's walls, so a call with one
+# is left to the worker.
+_PROGRAM_FLAGS = ("-fplugin", "-wrapper", "-B", "-specs", "--specs", "-ccbin", "--compiler-bindir", "-load",
+                  "-plugin", "--plugin", "-fuse-ld=/", "-iplugindir", "@", "-Xclang", "--use-local-env",
+                  "--options-file", "-optf", "--dryrun")
+
+
+def runs_a_program(flag: str) -> bool:
+    """Whether ``flag`` (or a flag passed through ``-Xcompiler``, ``-Wl,`` or ``-Xlinker``) is one of those."""
+    parts = [p for chunk in flag.replace("-Wl,", ",").replace("-Xcompiler", ",").replace("-Xlinker", ",").split(",")
+             for p in chunk.split() if p]
+    return any(p.lstrip("=").startswith(_PROGRAM_FLAGS) and p not in _LINKER_B_FLAGS for p in parts) or "=@" in flag
+
+
+_LINKER_B_FLAGS = {"-Bsymbolic", "-Bsymbolic-functions", "-Bstatic", "-Bdynamic", "-Bshareable", "-Bgroup"}
 
 
 def arch_list_for(arch: str) -> str:

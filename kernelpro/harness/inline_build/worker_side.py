@@ -2,10 +2,10 @@
 
 A call is normalised and keyed the way the judge keyed it; the module then comes from the cache (built ahead
 in the pool, or by an earlier run), loaded under the candidate's own name with the functions it asked for.
-A call the cache has no entry for is built here, with torch's own code, and published to the cache, so the
-next run finds it. ``verbose`` and ``build_directory`` are the judge's business: builds are quiet and land in
-the cache. Each call's path (``built_ahead``, ``cache_hit``, ``built_in_worker`` and why) is recorded for the
-verdict's ``details.load_inline``.
+A call the cache has no entry for is built here, with torch's own code, into the job's own directory: the
+shared cache is written by the judge's build pool alone (it is read-only inside workers). ``verbose`` and
+``build_directory`` are the judge's business: builds are quiet. Each call's path (``built_ahead``,
+``cache_hit``, ``built_in_worker`` and why) is recorded for the verdict's ``details.load_inline``.
 
 With the cache off the calls pass straight through to torch (only recorded), which is the serial path.
 """
@@ -101,8 +101,11 @@ def _resolve(kind: str, real: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
         return _timed(record, started, lambda: real(*args, **kwargs))
     key = spec_key(spec, context.environment)
     record["key"] = key[:16]
+    # The shared cache is the judge's and read-only here: a build of the worker's own goes to the job's
+    # directory and is never published, so no candidate can leave a module under another candidate's key.
+    cache = context.cache if context.cache.lookup(key, spec.name) is not None else InlineCache(_private_root())
     try:
-        outcome = build_into_cache(spec, key, context.cache, "worker", context.environment.get("lean_headers") == "1")
+        outcome = build_into_cache(spec, key, cache, "worker", context.environment.get("lean_headers") == "1")
     except BuildFailed as failure:
         record.update(path="build_failed", seconds=round(time.monotonic() - started, 3))
         raise ExtensionBuildError(f"extension {spec.name!r} does not build:\n"
@@ -119,6 +122,13 @@ def _resolve(kind: str, real: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     from torch.utils import cpp_extension
 
     return _timed(record, started, lambda: cpp_extension._import_module_from_library(spec.name, outcome["entry"], True))
+
+
+def _private_root() -> Path:
+    """This job's own build directory (``TORCH_EXTENSIONS_DIR``, under the job's working directory)."""
+    import os
+
+    return Path(os.environ.get("TORCH_EXTENSIONS_DIR") or Path.cwd() / "torch_extensions") / "kernelpro-inline"
 
 
 def _timed(record: dict[str, Any], started: float, load: Any) -> Any:
