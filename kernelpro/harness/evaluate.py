@@ -6,7 +6,6 @@ has just poisoned, so no output of the reference can be lying in a freed block f
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
 from collections.abc import Callable
@@ -22,31 +21,26 @@ from kernelpro.harness import (
     energy,
     energy_compare,
     integrity,
-    precision,
     stats,
-    tripwires,
-    walls,
 )
 from kernelpro.harness import dynamic_guards as dyn
-from kernelpro.harness.call_trace import trace_call
 from kernelpro.harness.compare import (
-    POISON_BYTE,
     Mismatch,
     compare_outputs,
     fingerprint,
     flatten,
 )
-from kernelpro.harness.integrity import real_manual_seed
+from kernelpro.harness.evaluation_guards import Guards
 from kernelpro.harness.loader import (
     Verdict,
     build,
     check_signature,
     load_candidate,
     load_reference,
-    short_traceback,
     verdict,
 )
-from kernelpro.harness.result import EvalResult, GuardFinding, rejected
+from kernelpro.harness.model_calls import ModelCalls, all_finite, no_grad
+from kernelpro.harness.result import EvalResult, GuardFinding
 from kernelpro.harness.run_checks import RunChecks
 from kernelpro.harness.timed_checks import TimedCallChecks
 from kernelpro.harness.timing import _device_synchronize, clone_inputs, make_clock, run_timing
@@ -54,7 +48,7 @@ from kernelpro.harness.timing import _device_synchronize, clone_inputs, make_clo
 Emit = Callable[[dict[str, Any]], None]
 
 
-class Evaluation:
+class Evaluation(Guards, ModelCalls):
     """Runs the checks for one job (see ``sandbox.make_job``) and returns an ``EvalResult``."""
 
     def __init__(self, job: dict[str, Any], workdir: Path, emit: Emit) -> None:
@@ -149,7 +143,7 @@ class Evaluation:
             cand_out = self.candidate_outputs(cand_args)
             ref_args = clone_inputs(inputs)
             ref_out = self.reference_outputs(ref_args)
-            if not _all_finite(ref_out):
+            if not all_finite(ref_out):
                 continue  # this input set is outside the reference's domain (e.g. scaled past overflow)
             self.check_inputs(untouched, cand_args, inputs, ref_args, ref_out, cand_out)
             oracle_out = self.measure_reference_noise(inputs, ref_out) if checked == 0 else None
@@ -184,11 +178,11 @@ class Evaluation:
             self.fail(outcome, out, expected, prefix=f"in a timed call, on the fresh inputs of round {index + 1}: ")
 
         checks = TimedCallChecks(self.settings.tolerances, self.noise, self.after_candidate_call, replayed,
-                                 mismatch, _all_finite)
+                                 mismatch, all_finite)
         # Every round draws its own inputs (outside the timed region), so no timed call sees values another
         # call saw: a memo keyed on contents, pointers or ids either misses or returns a wrong output.
         load = cpu_load.LoadMeter() if self.device.type == "cpu" else None
-        run = self.guarded(lambda: _no_grad(run_timing)(models, lambda i: self.make_inputs((base + i) % (1 << 62)),
+        run = self.guarded(lambda: no_grad(run_timing)(models, lambda i: self.make_inputs((base + i) % (1 << 62)),
                                                         clock, self.settings, checks), "candidate")
         timings = run.timings
         result.reference, result.candidate = timings["reference"], timings["candidate"]
@@ -233,7 +227,7 @@ class Evaluation:
         calls = {}
         for name, model in models.items():
             args = clone_inputs(inputs)
-            calls[name] = _no_grad(lambda model=model, args=args: model(*args))
+            calls[name] = no_grad(lambda model=model, args=args: model(*args))
         readings = self.guarded(lambda: energy.paired_readings(
             calls, _device_synchronize, index, self.settings.energy_seconds, self.settings.energy_repeats),
             "candidate")
@@ -268,173 +262,3 @@ class Evaluation:
         torch.set_num_threads(threads)
         self.cpu = {"threads": threads, "usable_cores": cpu_load.usable_cores(),
                     "other_cores_before": before.other_cores if before else None}
-
-    # -- guards -----------------------------------------------------------------------------------
-    def check_inputs(self, untouched: list[Any], cand_args: list[Any], inputs: list[Any], ref_args: list[Any],
-                     ref_out: Any, cand_out: Any) -> None:
-        mutated = dyn.mutated_inputs(untouched, cand_args)
-        if mutated and not dyn.mutated_inputs(inputs, ref_args):
-            self.reject(dyn.finding("input_mutation", f"input(s) {mutated} changed during the call"))
-        aliased = dyn.aliased_outputs(cand_args, cand_out)
-        if aliased and not dyn.aliased_outputs(ref_args, ref_out):
-            self.reject(dyn.finding("output_aliases_input", f"{', '.join(aliased)} share storage with an input"))
-
-    def measure_reference_noise(self, inputs: list[Any], ref_out: Any) -> Any:
-        """The float64 oracle's output for these inputs (None where there is none), and from it ``self.noise``:
-        how far the reference's own rounding takes it, which the element-wise comparison allows for."""
-        if not any(precision.checks_precision(leaf) for _, leaf in flatten(ref_out)):
-            return None
-        try:
-            oracle_out = precision.oracle_outputs(self.reference, clone_inputs(inputs))
-        except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the checks are then skipped
-            self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
-                                             "precision not checked", severity="info"))
-            return None
-        self.noise = precision.reference_noise(ref_out, oracle_out)
-        return oracle_out
-
-    def check_precision(self, cand_out: Any, ref_out: Any, oracle_out: Any) -> None:
-        """Compare both models with a float64 oracle: catches lost precision that hides inside atol."""
-        judged = precision.judge_precision(cand_out, ref_out, oracle_out, self.settings)
-        if judged is None:
-            return
-        status, message = judged
-        if status == "incorrect":
-            raise verdict("incorrect", "relative_error", message, guards=self.findings)
-        self.reject(dyn.finding("precision_downgrade", message))
-
-    def check_streams(self) -> None:
-        """Side streams are fine when the caller's stream waits for them; work it does not wait for is not."""
-        self.enter("stream check")
-        args = clone_inputs(self.make_inputs(self.job["seeds"]["correctness"][0]))
-        trace = self.guarded(lambda: _no_grad(trace_call)(self.candidate, args), "candidate")
-        self.after_candidate_call()
-        self.checks.trace = trace
-        if trace.unjoined():
-            self.reject(dyn.finding("extra_stream", trace.describe_unjoined()))
-
-    def after_candidate_call(self) -> None:
-        found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
-        found += self.activity.leftovers() + tripwires.tripped()
-        found += self.checks.after_call(self.findings)
-        if self.device.type == "cuda":
-            l2 = dyn.l2_persistence_raised(self.l2_baseline)
-            found += [l2] if l2 else []
-        if found:
-            self.reject(*found)
-
-    def fail(self, mismatch: Mismatch, cand_out: Any, ref_out: Any, prefix: str) -> None:
-        """End with the mismatch, naming replay when the wrong output is one given for earlier inputs."""
-        printed, expected = fingerprint(cand_out), fingerprint(ref_out)
-        if any(printed == old_cand and expected != old_ref for old_cand, old_ref in self.fingerprints):
-            self.reject(dyn.finding("cached_output", prefix + "the output is the one returned for an earlier, "
-                                    "different input set"))
-        if mismatch.status == "rejected":
-            self.reject(dyn.finding(mismatch.reason, prefix + mismatch.message))
-        raise verdict("incorrect", mismatch.reason, prefix + mismatch.message, guards=self.findings,
-                      max_abs_error=mismatch.max_abs_error, max_rel_error=mismatch.max_rel_error)
-
-    def reject(self, *found: GuardFinding) -> None:
-        self.findings.extend(found)
-        raise Verdict(rejected(self.findings))
-
-    # -- running the models -----------------------------------------------------------------------
-    def enter(self, phase: str) -> None:
-        self.close_phases()
-        self.phase = phase
-        self.emit({"phase": phase})
-
-    def make_inputs(self, seed: int, scale: float | None = None) -> list[Any]:
-        """``get_inputs()`` under ``seed``, on the device; ``scale`` multiplies floating-point tensors."""
-        inputs = self.reference_call(lambda: self.draw_inputs(seed), "get_inputs()")
-        moved = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        if scale:
-            moved = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
-        return moved
-
-    def close_phases(self) -> dict[str, float]:
-        """Add the current phase's wall time to ``phase_s`` (correctness trials count as one phase), so a slow
-        judge shows where its seconds go."""
-        now = time.perf_counter()
-        key = self.phase.split(" trial ")[0]
-        self.phase_s[key] = round(self.phase_s.get(key, 0.0) + now - self.phase_started, 4)
-        self.phase_started = now
-        return self.phase_s
-
-    def draw_inputs(self, seed: int) -> list[Any]:
-        """Run ``get_inputs()`` seeded; on CUDA its factory calls draw on the GPU, where a large ``randn`` takes
-        microseconds instead of the CPU's tenths of a second per input set. A ``get_inputs`` that cannot run
-        that way (numpy interop, say) draws on the CPU from then on."""
-        if self.device.type == "cuda" and self.draw_on_device:
-            real_manual_seed(seed)
-            random.seed(seed)
-            try:
-                with torch.device(self.device):
-                    return list(self.ref_module.get_inputs())
-            except Exception:  # noqa: BLE001 - any failure here only means "draw on the CPU"
-                self.draw_on_device = False
-        real_manual_seed(seed)
-        random.seed(seed)
-        return list(self.ref_module.get_inputs())
-
-    def poison_free_memory(self) -> None:
-        """Fill blocks the size of the reference's outputs, then free them, so stale data reads as poison."""
-        blocks = [torch.empty(n, dtype=torch.uint8, device=self.device).fill_(POISON_BYTE)
-                  for n in self.output_sizes for _ in range(2)]
-        del blocks
-
-    def candidate_outputs(self, args: list[Any]) -> Any:
-        self.poison_free_memory()
-        out = self.guarded(lambda: _no_grad(self.candidate)(*args), "candidate")
-        self.after_candidate_call()
-        self.checks.output(out)
-        return out
-
-    def reference_outputs(self, args: list[Any]) -> Any:
-        return self.reference_call(lambda: _no_grad(self.reference)(*args), "Model.forward")
-
-    def reference_call(self, fn: Callable[[], Any], what: str) -> Any:
-        try:
-            return self.guarded(fn, "reference")
-        except Verdict as failure:
-            failure.result.message = f"the reference's {what} failed: {failure.result.message}"
-            raise
-
-    def guarded(self, fn: Callable[[], Any], who: str) -> Any:
-        """Run ``fn`` and wait for the GPU; classify whatever it raises."""
-        try:
-            out = fn()
-            if self.device.type == "cuda":
-                _device_synchronize()
-            return out
-        except Verdict:
-            raise
-        except SystemExit as exc:
-            raise self._failure(who, "exit_called", f"called exit({exc.code!r})") from None
-        except MemoryError:
-            raise self._failure(who, "memory_limit", "ran out of host memory") from None
-        except torch.OutOfMemoryError as exc:
-            raise self._failure(who, "gpu_out_of_memory", str(exc).split("\n")[0]) from None
-        except BaseException as exc:  # noqa: BLE001
-            if who == "candidate" and (hit := walls.findings_for(exc)):
-                self.reject(*hit)
-            text = short_traceback(exc, str(self.workdir / f"{who}.py"))
-            reason = "cuda_error" if "CUDA error" in text or type(exc).__name__ == "AcceleratorError" else "exception"
-            raise self._failure(who, reason, text) from None
-
-    def _failure(self, who: str, reason: str, message: str) -> Verdict:
-        if who == "reference":
-            return verdict("runtime_error", "reference_failed", message)
-        return verdict("runtime_error", reason, f"{self.phase}: {message}", guards=self.findings)
-
-
-def _no_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def call(*args: Any) -> Any:
-        with torch.no_grad():
-            return fn(*args)
-    return call
-
-
-def _all_finite(output: Any) -> bool:
-    return all(bool(torch.isfinite(leaf).all()) for _, leaf in flatten(output)
-               if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()))

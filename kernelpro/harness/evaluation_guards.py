@@ -1,0 +1,86 @@
+"""The guards an ``Evaluation`` runs around the candidate's calls: inputs, precision, streams, integrity, and
+the mismatch that ends a run. A mixin of ``evaluate.Evaluation``, whose state it reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelpro.harness import dynamic_guards as dyn
+from kernelpro.harness import integrity, precision, tripwires
+from kernelpro.harness.call_trace import trace_call
+from kernelpro.harness.compare import Mismatch, fingerprint, flatten
+from kernelpro.harness.loader import Verdict, verdict
+from kernelpro.harness.model_calls import no_grad
+from kernelpro.harness.result import GuardFinding, rejected
+from kernelpro.harness.timing import clone_inputs
+
+
+class Guards:
+    def check_inputs(self, untouched: list[Any], cand_args: list[Any], inputs: list[Any], ref_args: list[Any],
+                     ref_out: Any, cand_out: Any) -> None:
+        mutated = dyn.mutated_inputs(untouched, cand_args)
+        if mutated and not dyn.mutated_inputs(inputs, ref_args):
+            self.reject(dyn.finding("input_mutation", f"input(s) {mutated} changed during the call"))
+        aliased = dyn.aliased_outputs(cand_args, cand_out)
+        if aliased and not dyn.aliased_outputs(ref_args, ref_out):
+            self.reject(dyn.finding("output_aliases_input", f"{', '.join(aliased)} share storage with an input"))
+
+    def measure_reference_noise(self, inputs: list[Any], ref_out: Any) -> Any:
+        """The float64 oracle's output for these inputs (None where there is none), and from it ``self.noise``:
+        how far the reference's own rounding takes it, which the element-wise comparison allows for."""
+        if not any(precision.checks_precision(leaf) for _, leaf in flatten(ref_out)):
+            return None
+        try:
+            oracle_out = precision.oracle_outputs(self.reference, clone_inputs(inputs))
+        except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the checks are then skipped
+            self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
+                                             "precision not checked", severity="info"))
+            return None
+        self.noise = precision.reference_noise(ref_out, oracle_out)
+        return oracle_out
+
+    def check_precision(self, cand_out: Any, ref_out: Any, oracle_out: Any) -> None:
+        """Compare both models with a float64 oracle: catches lost precision that hides inside atol."""
+        judged = precision.judge_precision(cand_out, ref_out, oracle_out, self.settings)
+        if judged is None:
+            return
+        status, message = judged
+        if status == "incorrect":
+            raise verdict("incorrect", "relative_error", message, guards=self.findings)
+        self.reject(dyn.finding("precision_downgrade", message))
+
+    def check_streams(self) -> None:
+        """Side streams are fine when the caller's stream waits for them; work it does not wait for is not."""
+        self.enter("stream check")
+        args = clone_inputs(self.make_inputs(self.job["seeds"]["correctness"][0]))
+        trace = self.guarded(lambda: no_grad(trace_call)(self.candidate, args), "candidate")
+        self.after_candidate_call()
+        self.checks.trace = trace
+        if trace.unjoined():
+            self.reject(dyn.finding("extra_stream", trace.describe_unjoined()))
+
+    def after_candidate_call(self) -> None:
+        found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
+        found += self.activity.leftovers() + tripwires.tripped()
+        found += self.checks.after_call(self.findings)
+        if self.device.type == "cuda":
+            l2 = dyn.l2_persistence_raised(self.l2_baseline)
+            found += [l2] if l2 else []
+        if found:
+            self.reject(*found)
+
+    def fail(self, mismatch: Mismatch, cand_out: Any, ref_out: Any, prefix: str) -> None:
+        """End with the mismatch, naming replay when the wrong output is one given for earlier inputs."""
+        printed, expected = fingerprint(cand_out), fingerprint(ref_out)
+        if any(printed == old_cand and expected != old_ref for old_cand, old_ref in self.fingerprints):
+            self.reject(dyn.finding("cached_output", prefix + "the output is the one returned for an earlier, "
+                                    "different input set"))
+        if mismatch.status == "rejected":
+            self.reject(dyn.finding(mismatch.reason, prefix + mismatch.message))
+        raise verdict("incorrect", mismatch.reason, prefix + mismatch.message, guards=self.findings,
+                      max_abs_error=mismatch.max_abs_error, max_rel_error=mismatch.max_rel_error)
+
+    def reject(self, *found: GuardFinding) -> None:
+        self.findings.extend(found)
+        raise Verdict(rejected(self.findings))
+
