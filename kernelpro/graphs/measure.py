@@ -1,8 +1,8 @@
 """Measure a batch: the gate chooses what deserves the GPU, the judge takes the batch at once, then profiles.
 
-A verdict is stored in the run directory the moment the batch's verdicts come back, before the state moves on,
-so a run killed after judging resumes with every verdict it had (``RunFiles.stored_result``) and judges nothing
-twice. The same code twice (in one batch or across batches) is judged once.
+A verdict is stored in the run directory the moment the judge reaches it, before the batch ends and the state
+moves on, so a run killed while judging resumes with every verdict it had (``RunFiles.stored_result``) and
+judges nothing twice. The same code twice (in one batch or across batches) is judged once.
 """
 
 from __future__ import annotations
@@ -53,7 +53,11 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
             ctx.files.write_source(variant.id, variant.source)
             todo.setdefault(normalised_source(variant.source), []).append(variant)
     firsts = [group[0] for group in todo.values()]
-    fresh = ctx.evaluate.judge_many(ctx.problem, [v.source for v in firsts]) if firsts else []
+
+    def keep(index: int, result: EvalResult) -> None:  # each verdict on disk as it comes: a kill mid-batch
+        ctx.files.store_result(firsts[index].id, result)  # costs only the candidates still being judged
+
+    fresh = ctx.evaluate.judge_many(ctx.problem, [v.source for v in firsts], on_verdict=keep) if firsts else []
     gpu_s = sum(r.elapsed_s or 0.0 for r in fresh) if ctx.device == "cuda" else 0.0
     for group, result in zip(todo.values(), fresh, strict=True):
         verdicts[group[0].id] = (result, "")

@@ -92,9 +92,13 @@ class RunFiles:
         except ValueError:
             return None  # torn by a kill between write and rename cannot happen; a hand-edited file can
 
+    def store_result(self, variant_id: str, result: EvalResult) -> None:
+        """Keep the verdict of this variant (with its source, ``write_source``) for ``stored_result``."""
+        _write_atomic(self.candidates / f"{variant_id}.json", result.model_dump_json(indent=1))
+
     def record_result(self, variant_id: str, result: EvalResult, entry: dict[str, Any]) -> None:
         """Store the result, then log it once in results.jsonl (a resumed run does not log it again)."""
-        _write_atomic(self.candidates / f"{variant_id}.json", result.model_dump_json(indent=1))
+        self.store_result(variant_id, result)
         if variant_id in self.logged_ids():
             return
         with self.results.open("a") as log:

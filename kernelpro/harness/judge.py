@@ -6,7 +6,7 @@ ahead of one worker per device). The pieces of one job live in ``jobs``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kernelpro.config import Settings, load_settings
@@ -44,12 +44,13 @@ class PipelineEvaluator:
         self._pipeline: Pipeline | None = None
         self._closed_stats: Any = None
 
-    def judge_many(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
+    def judge_many(self, problem: Problem, candidates: Sequence[str],
+                   on_verdict: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
         if not candidates:
             return []
         if self._pipeline is None:
             self._pipeline = Pipeline(self.device, self.settings)
-        return self._pipeline.judge([(problem, source) for source in candidates])
+        return self._pipeline.judge([(problem, source) for source in candidates], on_verdict=on_verdict)
 
     def rejudge(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
         """The finalists judged again, head to head with the reference, in one new worker with more rounds

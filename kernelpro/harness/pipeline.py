@@ -14,6 +14,7 @@ import contextlib
 import os
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,9 +118,13 @@ class Pipeline:
                              restarts=[reason for w in workers for reason in w.restarts],
                              inline=self.inline.counts, inline_pool_width=self.inline.width)
 
-    def judge(self, items: list[Item], timing: bool = True) -> list[EvalResult]:
-        """Verdicts for ``items`` in order. Never raises for a bad candidate."""
-        results: list[EvalResult | None] = [None] * len(items)
+    def judge(self, items: list[Item], timing: bool = True,
+              on_verdict: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
+        """Verdicts for ``items`` in order. Never raises for a bad candidate. ``on_verdict(index, result)`` is
+        called as each verdict is reached (from the lanes' threads), so a caller killed mid-batch can keep the
+        verdicts it already had."""
+        device = self.lanes[0].device if len(self.lanes) == 1 else self.device
+        results = _Verdicts(len(items), device, on_verdict)
         checked = [precheck(source) for _, source in items]
         for index, found in enumerate(checked):
             if isinstance(found, EvalResult):
@@ -138,9 +143,7 @@ class Pipeline:
             if result is None:  # only if a lane thread itself failed
                 results[index] = EvalResult(status="runtime_error", reason="worker_error",
                                             message="the judging pipeline lost this candidate")
-        for result in results:
-            result.device = result.device or (self.lanes[0].device if len(self.lanes) == 1 else self.device)
-        return results
+        return list(results)
 
     def _compile(self, items: list[Item], runnable: list[int], checked: list, results: list,
                  work: queue.Queue) -> None:
@@ -215,3 +218,21 @@ class Pipeline:
             except Exception as exc:  # noqa: BLE001 - one candidate's trouble is its own verdict
                 results[index] = EvalResult(status="runtime_error", reason="worker_error",
                                             message=f"the judge failed on this candidate: {type(exc).__name__}: {exc}")
+
+
+class _Verdicts(list):
+    """The batch's verdicts by index; each one, once set, gets its device and is handed to ``on_verdict``."""
+
+    def __init__(self, size: int, device: str, on_verdict: Callable[[int, EvalResult], None] | None) -> None:
+        super().__init__([None] * size)
+        self.device, self.on_verdict = device, on_verdict
+
+    def __setitem__(self, index: Any, result: Any) -> None:
+        if isinstance(result, EvalResult):
+            result.device = result.device or self.device
+        super().__setitem__(index, result)
+        if self.on_verdict is not None and isinstance(result, EvalResult):
+            try:
+                self.on_verdict(index, result)
+            except Exception:  # noqa: BLE001 - the caller's bookkeeping must not cost the batch its verdicts
+                pass

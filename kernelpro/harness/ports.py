@@ -8,7 +8,7 @@ knowing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -21,8 +21,9 @@ from kernelpro.problem import Problem
 class Evaluator(Protocol):
     """Judges candidates of one problem. Never raises for a bad candidate: a verdict says what went wrong."""
 
-    def judge_many(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
-        """One verdict per candidate source, in input order."""
+    def judge_many(self, problem: Problem, candidates: Sequence[str],
+                   on_verdict: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
+        """One verdict per candidate source, in input order; ``on_verdict(index, result)`` as each is reached."""
         ...
 
     def rejudge(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:

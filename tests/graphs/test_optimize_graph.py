@@ -281,11 +281,11 @@ def test_a_run_killed_while_judging_resumes_with_its_candidates_written(settings
     judge_many = context.evaluate.judge_many
     batches = []
 
-    def dies_once(problem, sources):
+    def dies_once(problem, sources, on_verdict=None):
         batches.append(list(sources))
         if len(batches) == 1:
             raise Killed("the run died while judging")
-        return judge_many(problem, sources)
+        return judge_many(problem, sources, on_verdict=on_verdict)
 
     context.evaluate.judge_many = dies_once
     graph = builder().compile(checkpointer=InMemorySaver())
@@ -313,3 +313,35 @@ def test_the_planner_sees_the_code_of_the_fastest_variants_and_mcts_runs_the_bat
     assert any(e.startswith("select (mcts): ") for e in state["events"])
     second = agents["planner"].requests[1].text
     assert "## The code of the fastest variants" in second and "class ModelNew" in second
+
+
+def test_a_run_killed_after_one_verdict_of_its_batch_judges_only_the_rest(settings, tmp_path):
+    """Each verdict is on disk as soon as the judge has it: killed after the first of two, the resumed run judges
+    the second alone."""
+    settings.search.batch_size = 2
+    variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
+    agents = scripted_agents(planner=[plan_reply("fuse", "relu")], coder=[code_reply(HONEST), code_reply(variant)],
+                             critic=[review_reply(), review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=2)
+    judge_many = context.evaluate.judge_many
+    batches = []
+
+    def dies_after_one(problem, sources, on_verdict=None):
+        batches.append(list(sources))
+        if len(batches) == 1:
+            [first] = judge_many(problem, sources[:1], on_verdict=on_verdict)
+            raise Killed("the run died while judging the second")
+        return judge_many(problem, sources, on_verdict=on_verdict)
+
+    context.evaluate.judge_many = dies_after_one
+    graph = builder().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": context.budgets.recursion_limit}
+    with pytest.raises(Killed):
+        graph.invoke({"run_id": "run-test"}, config, context=context, durability="sync")
+    graph.invoke(None, config, context=context, durability="sync")
+    state = state_of(graph, config)
+    assert state["iteration"] == 2 and len(batches) == 2
+    assert batches[1] == batches[0][1:]  # the first verdict was kept: only the second is judged again
+    assert context.evaluate.stats.judged == 2
+    events = " ".join(state["events"])
+    assert "recovered from the run directory" in events
