@@ -43,8 +43,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
     from kernelpro.harness.judge import resolve_device
     from kernelpro.search.policies import POLICIES
     from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
-    from kernelpro.suite.layout import SuiteConfig, SuitePaths, new_suite_id, run_id_for
-    from kernelpro.suite.ledger import Ledger
+    from kernelpro.suite.layout import SuiteConfig, create_suite
     from kernelpro.suite.sources import SourceError, resolve_sources
 
     if policy is not None and policy not in ("auto", *POLICIES):
@@ -62,12 +61,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
                          per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
                          no_profile=no_profile, ray=(ray if ray != "" else settings.suite.ray_address) if ray
                          is not None else None)
-    suite_id = new_suite_id()
-    paths = SuitePaths(Path(runs_dir) / suite_id)
-    ledger = Ledger.create(paths.ledger, suite_id, config.model_dump(), refs)
-    for index, ref in enumerate(refs):
-        ledger.update(ref.key, run_id=run_id_for(suite_id, index, ref.key))
-    return paths, ledger
+    return create_suite(Path(runs_dir), config, refs)
 
 
 @suite_app.command("run")

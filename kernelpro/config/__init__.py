@@ -34,8 +34,8 @@ from kernelpro.config.suite import SuiteSettings  # noqa: E402
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 __all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
-           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "SuiteSettings", "Tolerance",
-           "load_settings"]
+           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "SuiteSettings",
+           "Tolerance", "load_settings"]
 
 
 class Settings(BaseSettings):

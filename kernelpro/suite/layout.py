@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from kernelpro.suite.budget import Limits
 from kernelpro.suite.ledger import Ledger, LedgerError
+from kernelpro.suite.sources import ProblemRef
 
 
 class SuiteConfig(BaseModel):
@@ -73,6 +74,16 @@ def run_id_for(suite_id: str, index: int, key: str) -> str:
     """The optimisation run's id of problem ``index``: chosen before the run starts, so a resume finds it."""
     stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in key.split("/")[-1])[:40].strip("-") or "problem"
     return f"{suite_id.removeprefix('suite-')}-p{index:03d}-{stem}"
+
+
+def create_suite(runs_dir: Path, config: SuiteConfig, problems: list[ProblemRef], suite_id: str | None = None
+                 ) -> tuple[SuitePaths, Ledger]:
+    """A new suite directory and its ledger, every problem pending with its run id."""
+    paths = SuitePaths(Path(runs_dir) / (suite_id or new_suite_id()))
+    ledger = Ledger.create(paths.ledger, paths.suite_id, config.model_dump(), problems)
+    for index, ref in enumerate(problems):
+        ledger.update(ref.key, run_id=run_id_for(paths.suite_id, index, ref.key))
+    return paths, ledger
 
 
 def open_suite(runs_dir: Path, suite_id: str) -> tuple[SuitePaths, Ledger]:
