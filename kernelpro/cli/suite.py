@@ -7,6 +7,7 @@ Part of the command-line layer: it chooses the suite directory, prints, and star
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -119,9 +120,13 @@ def run(
     out.print(f"suite [bold]{paths.suite_id}[/] in {paths.root}: {len(rows)} problem(s) on {config.device}, "
               f"{len(backend.lanes)} lane(s) ({backend.name})" + (" (resumed)" if resume else ""), soft_wrap=True)
 
+    written = [time.monotonic()]
+
     def after_problem() -> None:
         enforce_disk_budget(paths, ledger, settings.suite.disk_budget_mb)
-        write_suite_report(paths, ledger)
+        if time.monotonic() - written[0] >= settings.suite.report_interval_s:
+            write_suite_report(paths, ledger)
+            written[0] = time.monotonic()
 
     status, reason = "failed", ""
     with SuiteBar(out, len(rows)) as bar:

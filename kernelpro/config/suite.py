@@ -36,6 +36,9 @@ class SuiteSettings(BaseModel):
     (Nsight Compute reports first, then the LangGraph checkpoints of finished runs); what each report needs is
     kept (metrics CSVs, candidates, verdicts, reports) and the suite report lists what was dropped. None keeps
     everything."""
+    report_interval_s: float = Field(60.0, ge=0)
+    """How often the suite report is rewritten while the suite runs (it is always written at the end, and
+    ``kernelpro suite report`` writes it on demand)."""
     ray_address: str | None = None
     """Where ``--ray`` connects when it is given no address: ``auto`` (a running cluster), an address
     (``ray://host:10001``), or ``local`` (start one on this machine)."""

@@ -24,6 +24,17 @@ from kernelpro.suite.layout import SuiteConfig, SuitePaths
 from kernelpro.suite.ledger import UNFINISHED, Ledger, ProblemRow
 
 
+def _unusable(row: ProblemRow) -> str | None:
+    """Why the problem file is not a KernelBench-format problem (read and parsed, never run), or None."""
+    from kernelpro.problem import ProblemError, load_problem
+
+    try:
+        load_problem(row.path)
+    except ProblemError as error:
+        return str(error)
+    return None
+
+
 class Backend(Protocol):
     name: str
     lanes: list[Lane]
@@ -145,8 +156,13 @@ class Driver:
                 stop = stop or budget.spent_reason(self.config.totals, self._spent(rows))
                 while free and queue and stop is None:
                     key = queue.popleft()
-                    lane = free.pop(0)
                     row = self.ledger.problem(key)
+                    if (unusable := _unusable(row)) is not None:  # refused before any process starts
+                        self._record(JobOutcome(key=key, ok=False, failure_kind="problem", failure=unusable),
+                                     progress)
+                        self.on_progress(progress)
+                        continue
+                    lane = free.pop(0)
                     spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows)
                     self.ledger.start_attempt(key, lane.name)
                     self.ledger.update(key, state="running" if not spec.baselines else "baselines")
