@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import sqlite3
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -104,6 +105,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         device = resolve_device(device if device != "auto" else settings.device)
         budgets = Budgets(max_iters=max_iters or 8, time_s=_durations(time_budget), gpu_s=_durations(gpu_budget),
                           usd=usd_budget if usd_budget is not None else settings.llm.budget_usd)
+        if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}", run_id):
+            _fail(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (a directory name)")
         if run_id is not None and (Path(runs_dir) / run_id / "run.json").exists():
             _fail(f"a run {run_id!r} exists already in {runs_dir}; continue it with --resume {run_id}")
         run_id = run_id or new_run_id(problem.name)

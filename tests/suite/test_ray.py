@@ -1,0 +1,71 @@
+"""The Ray backend on a local CPU cluster: two lanes as actors run problems at once, the driver holds the ledger,
+and a problem whose actor is killed mid-run is started again on a new actor and resumes its run."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelpro.config import Settings
+from kernelpro.suite.driver import Driver
+from kernelpro.suite.layout import SuiteConfig, create_suite
+from kernelpro.suite.sources import resolve_sources
+from tests.conftest import DATA
+
+ray = pytest.importorskip("ray")
+ROOT = Path(__file__).resolve().parents[2]
+SHORT = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+         "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
+         "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2", "KERNELPRO_SEARCH__FINALISTS": "0"}
+
+
+@pytest.fixture
+def local_cluster(tmp_path):
+    env = {**SHORT, "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def test_a_killed_actors_problem_is_rescheduled_and_resumes_its_run(tmp_path, local_cluster):
+    from kernelpro.suite.ray_backend import RayBackend
+
+    settings = Settings()
+    settings.suite.cpu_lanes = 2
+    refs = [r for r in resolve_sources([DATA / "problems"]) if r.key in ("scale_relu", "repeated_relu")]
+    config = SuiteConfig(sources=[str(DATA / "problems")], device="cpu", max_iters=1, no_memory=True)
+    paths, ledger = create_suite(tmp_path, config, refs)
+    backend = RayBackend.connect("local", "cpu", settings)  # joins the cluster this process started
+    assert [lane.name for lane in backend.lanes] == ["ray0", "ray1"]
+    ended: list[tuple[str, str]] = []
+    driver = Driver(paths, ledger, settings, backend)
+    thread = threading.Thread(target=lambda: ended.append(driver.run()), daemon=True)
+    thread.start()
+
+    victim = ledger.problem("scale_relu")
+    run_dir = paths.runs / victim.run_id
+    deadline = time.monotonic() + 240
+    while not (run_dir / "run.json").exists():  # its optimisation has started on an actor
+        assert thread.is_alive() and time.monotonic() < deadline, "the problem never started"
+        time.sleep(0.1)
+    lane = ledger.problem("scale_relu").lane
+    ray.kill(backend.actors[lane])
+    thread.join(timeout=300)
+    backend.close()
+
+    assert ended and ended[0][0] == "completed", ended
+    rows = {row.key: row for row in ledger.problems()}
+    assert rows["scale_relu"].state == rows["repeated_relu"].state == "done"
+    assert rows["scale_relu"].attempts == 2 and rows["repeated_relu"].attempts == 1
+    assert {rows["scale_relu"].lane, rows["repeated_relu"].lane} <= {"ray0", "ray1"}
+    assert rows["scale_relu"].result["run_id"] == victim.run_id  # the same run, resumed
+    logged = [json.loads(line)["variant"] for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert len(logged) == len(set(logged)) == 1  # judged once
