@@ -72,12 +72,21 @@ def _level_dirs(directory: Path) -> list[Path]:
     return []
 
 
+def _by_task(folder: Path) -> list[Path]:
+    """A level's problem files in KernelBench's task order (2 before 10)."""
+    def order(path: Path) -> tuple[int, str]:
+        match = TASK_FILE.match(path.name)
+        return (int(match.group(1)) if match else 1 << 30, path.name)
+
+    return sorted(folder.glob("*.py"), key=order)
+
+
 def _from_directory(directory: Path) -> list[ProblemRef]:
     if LEVEL_DIR.match(directory.name):
-        return [_plain_ref(p) for p in sorted(directory.glob("*.py"))]
+        return [_plain_ref(p) for p in _by_task(directory)]
     levels = _level_dirs(directory)
     if levels:
-        return [_plain_ref(p) for level in levels for p in sorted(level.glob("*.py"))]
+        return [_plain_ref(p) for level in levels for p in _by_task(level)]
     return [_plain_ref(p) for p in sorted(directory.glob("*.py")) if not p.name.startswith("_")]
 
 

@@ -25,10 +25,10 @@ def checkout(root: Path) -> Path:
 def test_a_kernelbench_checkout_keeps_its_levels_and_task_ids(tmp_path):
     root = checkout(tmp_path / "kb")
     refs = resolve_sources([root])
-    assert [r.key for r in refs] == ["level1/19_ReLU", "level1/2_Matmul", "level1/40_Norm", "level2/1_Conv_ReLU"]
-    assert (refs[0].level, refs[0].task) == (1, 19)
+    assert [r.key for r in refs] == ["level1/2_Matmul", "level1/19_ReLU", "level1/40_Norm", "level2/1_Conv_ReLU"]
+    assert (refs[1].level, refs[1].task) == (1, 19)
     chosen = resolve_sources([root], levels=[1], tasks="1-20,40")
-    assert [r.key for r in chosen] == ["level1/19_ReLU", "level1/2_Matmul", "level1/40_Norm"]
+    assert [r.key for r in chosen] == ["level1/2_Matmul", "level1/19_ReLU", "level1/40_Norm"]
     assert [r.key for r in resolve_sources([root / "KernelBench" / "level2"])] == ["level2/1_Conv_ReLU"]
     assert [r.key for r in resolve_sources([root / "KernelBench"], levels=[2])] == ["level2/1_Conv_ReLU"]
 
