@@ -25,14 +25,17 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def fast_p_png(problems: list[ProblemScore]) -> bytes:
-    """fast_p as a curve over p from 0 to 3 (or past the largest speedup), against eager and compile."""
+def fast_p_png(problems: list[ProblemScore], against_compile: bool = True) -> bytes:
+    """fast_p as a curve over p from 0 to 3 (or past the largest speedup), against eager and (when measured)
+    against compile."""
     scored = [p for p in problems if p.scored]
     figure, axes = _figure()
     top = max([3.0, *(min(p.speedup or 0.0, 20.0) * 1.05 for p in scored)])
     grid = [top * i / 300 for i in range(301)]
-    for label, values, colour in (("against eager", [p.speedup for p in scored], "#1f5fa8"),
-                                  ("against the fastest torch.compile", [p.vs_compile for p in scored], "#e07b00")):
+    curves = [("against eager", [p.speedup for p in scored], "#1f5fa8")]
+    if against_compile:
+        curves.append(("against the fastest torch.compile", [p.vs_compile for p in scored], "#e07b00"))
+    for label, values, colour in curves:
         shares = [sum(1 for v in values if v is not None and v > x) / max(1, len(scored)) for x in grid]
         axes.step(grid, shares, where="post", label=label, color=colour)
     for p in (1.0, 1.2, 1.5, 2.0):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kernelpro.report.html import STYLE
 from kernelpro.suite import report_content as content
+from kernelpro.suite.baselines import compile_baselines
 from kernelpro.suite.driver import summary
 from kernelpro.suite.layout import SuitePaths
 from kernelpro.suite.ledger import Ledger
@@ -45,7 +46,10 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     data = summary(paths, ledger, suite["status"], suite.get("stop_reason") or "")
     rows = ledger.problems()
     scores, problems = suite_scores(rows)
-    curve, histogram = fast_p_png(problems), histogram_png(problems)
+    against_compile = bool(compile_baselines(suite["config"].get("baselines", [])))
+    header = SCORE_HEADER if against_compile else SCORE_HEADER[:2]
+    score_rows = content.score_rows(scores, against_compile)
+    curve, histogram = fast_p_png(problems, against_compile), histogram_png(problems)
     (paths.root / "fast_p.png").write_bytes(curve)
     (paths.root / "speedups.png").write_bytes(histogram)
     overview = content.overview(data, suite["config"])
@@ -55,7 +59,7 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     pruned = content.pruned_rows(ledger.pruned())
 
     md = [f"# kernelpro suite {paths.suite_id}", "", *_md_table(("", ""), overview), "## Scores", "", NOTE, "",
-          *_md_table(SCORE_HEADER, content.score_rows(scores)), "![fast_p](fast_p.png)", "",
+          *_md_table(header, score_rows), "![fast_p](fast_p.png)", "",
           "![speedups](speedups.png)", ""]
     if scores.per_level:
         md += ["## Per level", "", *_md_table(content.LEVEL_HEADER, content.level_rows(scores))]
@@ -65,7 +69,7 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     html = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             f"<title>kernelpro suite {escape(paths.suite_id)}</title><style>{STYLE}</style></head><body>",
             f"<h1>kernelpro suite {escape(paths.suite_id)}</h1>", _html_table(overview), "<h2>Scores</h2>",
-            f"<p>{escape(NOTE)}</p>", _html_table(content.score_rows(scores), SCORE_HEADER),
+            f"<p>{escape(NOTE)}</p>", _html_table(score_rows, header),
             f'<img alt="fast_p" src="data:image/png;base64,{base64.b64encode(curve).decode()}">',
             f'<img alt="speedups" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">']
     if scores.per_level:

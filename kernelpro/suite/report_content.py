@@ -37,14 +37,15 @@ def overview(summary: dict[str, Any], config: dict[str, Any]) -> list[tuple[str,
             ("Active time", f"{summary['active_seconds'] / 60:.1f} min")]
 
 
-def score_rows(scores: Scores) -> list[tuple[str, ...]]:
-    """fast_p against eager and against compile, then the geomean and the correctness rate."""
+def score_rows(scores: Scores, against_compile: bool = True) -> list[tuple[str, ...]]:
+    """fast_p against eager and (when a compile baseline was measured) against compile, then the geomean and
+    the correctness rate."""
     rows = [(f"fast_{p_key(p)}", f"{scores.fast_p[p_key(p)]:.3f}", f"{scores.fast_p_vs_compile[p_key(p)]:.3f}")
             for p in FAST_P]
     rows.append(("geomean speedup (correct problems)", _x(scores.geomean_speedup), _x(scores.geomean_vs_compile)))
     rows.append(("correct", f"{scores.correct}/{scores.problems} ({scores.correct_rate:.0%})", ""))
     rows.append(("improved (re-judged faster)", str(scores.improved), ""))
-    return rows
+    return rows if against_compile else [row[:2] for row in rows]
 
 
 def level_rows(scores: Scores) -> list[tuple[str, ...]]:

@@ -121,3 +121,4 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
     assert report.exit_code == 0, report.output
     md = Path(report.stdout.split()[-1]).read_text()
     assert "### problem (1)" in md and "missing Model" in md and "| scale_relu | " in md and "[report](runs/" in md
+    assert "against the fastest torch.compile" not in md  # eager was the only baseline
