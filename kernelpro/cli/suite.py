@@ -60,8 +60,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
                          device=device, policy=policy, model=model,
                          max_iters=max_iters or settings.suite.default_max_iters, totals=totals,
                          per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
-                         no_profile=no_profile, ray=(ray if ray != "" else settings.suite.ray_address) if ray
-                         is not None else None)
+                         no_profile=no_profile, ray=ray or settings.suite.ray_address)
     return create_suite(Path(runs_dir), config, refs)
 
 

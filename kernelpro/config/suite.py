@@ -40,5 +40,5 @@ class SuiteSettings(BaseModel):
     """How often the suite report is rewritten while the suite runs (it is always written at the end, and
     ``kernelpro suite report`` writes it on demand)."""
     ray_address: str | None = None
-    """Where ``--ray`` connects when it is given no address: ``auto`` (a running cluster), an address
-    (``ray://host:10001``), or ``local`` (start one on this machine)."""
+    """The Ray cluster new suites run on when ``--ray`` is not given: ``auto`` (a running cluster), an address
+    (``ray://host:10001``) or ``local`` (start one on this machine). None: this machine's own lanes."""

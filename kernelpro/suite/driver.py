@@ -165,7 +165,7 @@ class Driver:
                     lane = free.pop(0)
                     spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows)
                     self.ledger.start_attempt(key, lane.name)
-                    self.ledger.update(key, state="running" if not spec.baselines else "baselines")
+                    self.ledger.update(key, state="running")
                     self.backend.start(spec, lane)
                     busy[lane.name] = lane
                     progress.running[lane.name] = key

@@ -1,14 +1,16 @@
 """The suite ledger: one SQLite file in the suite directory, written by the driver alone.
 
-It holds the suite's configuration and status and, per problem, its state (``pending`` -> ``baselines`` ->
-``running`` -> ``done`` or ``failed``), the run id its optimisation runs under (chosen before the run starts, so
-a killed suite resumes that very run), its baselines, its result and its spend. Every change is one short
-transaction in WAL mode, so ``suite status`` and ``suite report`` read it while the suite runs.
+It holds the suite's configuration and status and, per problem, its state (``pending`` -> ``running`` (its
+baselines, then its optimisation) -> ``done`` or ``failed``), the run id its optimisation runs under (chosen
+before the run starts, so a killed suite resumes that very run), its baselines, its result and its spend. Every
+change is one short transaction in WAL mode, so ``suite status`` and ``suite report`` read it while the suite
+runs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -29,8 +31,8 @@ CREATE TABLE IF NOT EXISTS problems (idx INTEGER PRIMARY KEY, key TEXT UNIQUE, p
     started TEXT, ended TEXT);
 CREATE TABLE IF NOT EXISTS pruned (path TEXT PRIMARY KEY, problem TEXT, action TEXT, bytes INTEGER, at TEXT);
 """
-STATES = ("pending", "baselines", "running", "done", "failed")
-UNFINISHED = ("pending", "baselines", "running")
+STATES = ("pending", "running", "done", "failed")
+UNFINISHED = ("pending", "running")
 
 
 class LedgerError(ValueError):
@@ -90,15 +92,20 @@ class Ledger:
 
     @classmethod
     def create(cls, path: Path, suite_id: str, config: dict[str, Any], problems: list[ProblemRef]) -> Ledger:
-        ledger = cls(path)
-        ledger.path.parent.mkdir(parents=True, exist_ok=True)
-        with ledger._connect() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        building = cls(path.with_name(f".{path.name}.new"))  # whole or absent: readers never see it half made
+        building.path.unlink(missing_ok=True)
+        with building._connect() as conn:
             conn.executescript(SCHEMA)
             conn.execute("INSERT INTO suite (id, created, config, status, updated) VALUES (?, ?, ?, 'running', ?)",
                          (suite_id, _now(), json.dumps(config, default=str), _now()))
             conn.executemany("INSERT INTO problems (idx, key, path, level, task, state) VALUES (?, ?, ?, ?, ?, "
                              "'pending')", [(i, p.key, p.path, p.level, p.task) for i, p in enumerate(problems)])
+        os.replace(building.path, path)
+        ledger = cls(path)
+        with ledger._connect() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
         return ledger
 
     @classmethod
