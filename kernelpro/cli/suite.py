@@ -115,6 +115,9 @@ def run(
                                 settings)
     config = SuiteConfig.model_validate(ledger.suite()["config"])
     backend = _backend(config, settings, config.device)
+    if not backend.lanes:
+        fail(f"no lane to run problems on ({backend.name}, device {config.device}): no GPU is visible; "
+             "use --device cpu, or set harness.gpu_devices")
     rows = ledger.problems()
     out.print(f"suite [bold]{paths.suite_id}[/] in {paths.root}: {len(rows)} problem(s) on {config.device}, "
               f"{len(backend.lanes)} lane(s) ({backend.name})" + (" (resumed)" if resume else ""), soft_wrap=True)

@@ -148,20 +148,27 @@ class Driver:
         free = list(self.backend.lanes)
         busy: dict[str, Lane] = {}
         stop: str | None = None
+        checked: set[str] = set()
         self.ledger.set_suite(status="running", stop_reason="")
         try:
             while queue or busy:
                 self._tick()
                 rows = self.ledger.problems()
                 stop = stop or budget.spent_reason(self.config.totals, self._spent(rows))
-                while free and queue and stop is None:
-                    key = queue.popleft()
+                while queue and stop is None:
+                    key = queue[0]
                     row = self.ledger.problem(key)
-                    if (unusable := _unusable(row)) is not None:  # refused before any process starts
+                    unusable = None if key in checked else _unusable(row)
+                    checked.add(key)
+                    if unusable is not None:  # refused before any process starts
+                        queue.popleft()
                         self._record(JobOutcome(key=key, ok=False, failure_kind="problem", failure=unusable),
                                      progress)
                         self.on_progress(progress)
                         continue
+                    if not free:
+                        break
+                    queue.popleft()
                     lane = free.pop(0)
                     spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows)
                     self.ledger.start_attempt(key, lane.name)
@@ -185,7 +192,8 @@ class Driver:
         finally:
             self._tick()
         if queue:
-            return "stopped", f"{stop}; {len(queue)} problem(s) not started"
+            why = stop or "no lane to run them on"
+            return "stopped", f"{why}; {len(queue)} problem(s) not started"
         return "completed", f"{progress.done} problem(s) done, {progress.failed} failed"
 
 
