@@ -2,7 +2,7 @@
 
     python benchmarks/suite_kernelbench.py --extract /work/.mirror/ScalingIntelligence+KernelBench/repo
     python benchmarks/suite_kernelbench.py --out OUT [--tasks 1-20] [--max-iters 1] [--time-budget 9m]
-        [--baselines eager,compile_default] [--profile]
+        [--baselines eager,compile_default] [--timing-budget-s 3] [--profile]
 
 The first form (on a machine with the KernelBench mirror, a bare git directory) extracts levels 1 and 2 into
 ``benchmarks/inputs/kernelbench/KernelBench/`` (gitignored: the project never ships KernelBench's problems).
@@ -12,7 +12,9 @@ writes under OUT: ``suite_kernelbench.json`` (the command, the suite's JSON obje
 against the fastest compile baseline, geomean, per level, GPU and wall time), ``suite_kernelbench.log`` (the
 progress), and ``suite/``: the suite directory (``suite.md``, ``suite.html``, plots, the ledger, every
 problem's run with its report). The suite stops starting problems when ``--time-budget`` is spent, so the
-script ends inside a fixed device-time slot (problems not started are listed as such).
+script ends inside a fixed device-time slot (problems not started are listed as such). A problem costs about a
+minute of one GPU here (two child processes, the compile baseline, one recipe, the finalists' re-judgment), so
+40 problems within ten minutes take a four-GPU host.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def main() -> None:
     parser.add_argument("--time-budget", default="9m", help="The suite's wall time; no problem starts after it.")
     parser.add_argument("--baselines", default="eager,compile_default",
                         help="eager, compile_default, compile_max_autotune_no_cudagraphs (comma-separated).")
+    parser.add_argument("--timing-budget-s", type=float, default=3.0,
+                        help="harness.timing_budget_s: each verdict's timing cap (the finalists' is 3x).")
     parser.add_argument("--profile", action="store_true", help="Profile candidates with ncu (slower).")
     args = parser.parse_args()
     if args.extract:
@@ -62,8 +66,10 @@ def main() -> None:
     if not list(args.inputs.glob("KernelBench/level*/*.py")):
         sys.exit(f"no KernelBench problems under {args.inputs}; run with --extract MIRROR first, and carry it")
     args.out.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "KERNELPRO_SUITE__BASELINES": json.dumps(args.baselines.split(",")),
-           "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120"}
+    settings = {"KERNELPRO_SUITE__BASELINES": json.dumps(args.baselines.split(",")),
+                "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
+                "KERNELPRO_HARNESS__TIMING_BUDGET_S": str(args.timing_budget_s)}
+    env = {**os.environ, **settings}
     command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), "--level", "1", "--level",
                "2", "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
                str(args.max_iters), "--time-budget", args.time_budget, "--runs-dir", str(args.out / "suite"),
@@ -74,7 +80,7 @@ def main() -> None:
     wall = time.monotonic() - start
     lines = done.stdout.strip().splitlines()
     result = json.loads(lines[-1]) if done.returncode == 0 and lines else None
-    record = {"command": " ".join(command[1:]), "baselines": args.baselines, "exit_code": done.returncode,
+    record = {"command": " ".join(command[1:]), "settings": settings, "exit_code": done.returncode,
               "wall_seconds": round(wall, 1), "suite": result}
     (args.out / "suite_kernelbench.json").write_text(json.dumps(record, indent=1))
     if result is None:
