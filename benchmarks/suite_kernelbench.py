@@ -12,9 +12,9 @@ writes under OUT: ``suite_kernelbench.json`` (the command, the suite's JSON obje
 against the fastest compile baseline, geomean, per level, GPU and wall time), ``suite_kernelbench.log`` (the
 progress), and ``suite/``: the suite directory (``suite.md``, ``suite.html``, plots, the ledger, every
 problem's run with its report). The suite stops starting problems when ``--time-budget`` is spent, so the
-script ends inside a fixed device-time slot (problems not started are listed as such). A problem costs about a
-minute of one GPU here (two child processes, the compile baseline, one recipe, the finalists' re-judgment), so
-40 problems within ten minutes take a four-GPU host.
+script ends inside a fixed device-time slot (problems not started are listed as such). By an estimate not yet
+measured, a problem takes up to about a minute of one GPU here (two child processes, the compile baseline, one
+recipe, the finalists' re-judgment), so 40 problems within ten minutes want a four-GPU host.
 """
 
 from __future__ import annotations
