@@ -1,5 +1,5 @@
-"""The Ray backend on a local CPU cluster: two lanes as actors run problems at once, the driver holds the ledger,
-and a problem whose actor is killed mid-job is started again on a new actor, under the same run."""
+"""The Ray backend on a local CPU cluster with two lanes: the driver holds the ledger, and a problem whose actor is
+killed mid-job is started again on a new actor, under the same run."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_a_killed_actors_problem_is_rescheduled_on_a_new_actor(tmp_path, local_c
 
     settings = Settings()
     settings.suite.cpu_lanes = 2
-    refs = [r for r in resolve_sources([DATA / "problems"]) if r.key in ("scale_relu", "repeated_relu")]
+    refs = [r for r in resolve_sources([DATA / "problems"]) if r.key == "scale_relu"]
     config = SuiteConfig(sources=[str(DATA / "problems")], device="cpu", max_iters=1, no_memory=True)
     paths, ledger = create_suite(tmp_path, config, refs)
     backend = RayBackend.connect("local", "cpu", settings)  # joins the cluster this process started
@@ -64,9 +64,8 @@ def test_a_killed_actors_problem_is_rescheduled_on_a_new_actor(tmp_path, local_c
 
     assert ended and ended[0][0] == "completed", ended
     rows = {row.key: row for row in ledger.problems()}
-    assert rows["scale_relu"].state == rows["repeated_relu"].state == "done"
-    assert rows["scale_relu"].attempts == 2 and rows["repeated_relu"].attempts == 1
-    assert {rows["scale_relu"].lane, rows["repeated_relu"].lane} <= {"ray0", "ray1"}
+    assert rows["scale_relu"].state == "done" and rows["scale_relu"].attempts == 2
+    assert rows["scale_relu"].lane in ("ray0", "ray1") and rows["scale_relu"].failure is None
     assert rows["scale_relu"].result["run_id"] == victim.run_id  # the same run, started again
     logged = [json.loads(line)["variant"] for line in (run_dir / "results.jsonl").read_text().splitlines()]
     assert len(logged) == len(set(logged)) == 1  # judged once
