@@ -3,6 +3,7 @@ children dying with the process that started them, and the compile baselines as 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,7 +14,7 @@ from kernelpro.harness.judge import precheck
 from kernelpro.harness.result import EvalResult
 from kernelpro.suite.baselines import baseline_source, fastest_compile
 from kernelpro.suite.budget import Limits
-from kernelpro.suite.job import JobSpec, optimize_command, run_job
+from kernelpro.suite.job import JobSpec, _parse, optimize_command, run_job
 from tests.conftest import DATA, problem
 
 
@@ -51,6 +52,19 @@ def test_a_problem_that_overruns_its_limit_is_killed_and_recorded_as_hung(tmp_pa
     assert time.monotonic() - start < 30
     assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and str(tmp_path) in _cmdline(pid)]
     assert (tmp_path / "logs" / "level1_19_ReLU.optimize.log").read_text().startswith("--- ")
+
+
+def test_what_a_child_leaves_says_how_it_ended():
+    summary = {"run_id": "r-1", "status": "completed"}
+    assert _parse(0, json.dumps(summary), "", 60, "the optimisation") == (summary, None, "")
+    tail = "--- 2026-12-01T00:00:00Z optimize p.py\nTraceback (most recent call last):\n  ...\nMemoryError: boom\n"
+    assert _parse(-9, "", tail, 60, "the optimisation") == \
+        (None, "crash", "the optimisation exited with -9: Traceback (most recent call last): | ... | MemoryError: boom")
+    assert _parse(0, "not json", "", 60, "the optimisation")[1] == "crash"
+    refused = _parse(2, "", "No language model...\nerror: p.py: no such file\n", 60, "the optimisation")
+    assert refused == (None, "problem", "error: p.py: no such file")
+    assert _parse(None, "", "", 90.4, "the baselines") == \
+        (None, "hang", "the baselines ran past its limit of 90 s and was killed")
 
 
 def test_a_child_dies_with_the_process_that_started_it(tmp_path):
