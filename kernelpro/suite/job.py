@@ -123,7 +123,7 @@ def _error_line(tail: str) -> str:
 def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
            ) -> tuple[dict[str, Any] | None, FailureKind | None, str]:
     if code is None:
-        return None, "hang", f"{stage} ran past its limit of {timeout_s:.0f} s and was killed"
+        return None, "hang", f"{stage} ran past the limit of {timeout_s:.0f} s and was killed"
     if code == 2:
         return None, "problem", _error_line(tail)
     try:
