@@ -129,7 +129,8 @@ class Driver:
             progress.last = f"{outcome.key}: failed ({kind}): {why[:200]}"
         progress.gpu_s += spend["gpu_s"]
         progress.usd += spend["usd"]
-        self._finished_this_session.append(outcome.wall_s)
+        if outcome.wall_s > 0:  # a problem refused before it started says nothing of how long one takes
+            self._finished_this_session.append(outcome.wall_s)
 
     def _eta(self, left: int) -> float | None:
         walls = self._finished_this_session
