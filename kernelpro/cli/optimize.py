@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import sqlite3
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -55,7 +56,8 @@ def _durations(text: Optional[str]) -> Optional[float]:
 def run_optimize(reference: Optional[Path], device: str, model: Optional[str], max_iters: Optional[int],
                  time_budget: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
-                 no_memory: bool, no_profile: bool, policy: Optional[str] = None) -> None:
+                 no_memory: bool, no_profile: bool, policy: Optional[str] = None,
+                 run_id: Optional[str] = None) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
@@ -103,7 +105,11 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         device = resolve_device(device if device != "auto" else settings.device)
         budgets = Budgets(max_iters=max_iters or 8, time_s=_durations(time_budget), gpu_s=_durations(gpu_budget),
                           usd=usd_budget if usd_budget is not None else settings.llm.budget_usd)
-        run_id = new_run_id(problem.name)
+        if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}", run_id):
+            _fail(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (a directory name)")
+        if run_id is not None and (Path(runs_dir) / run_id / "run.json").exists():
+            _fail(f"a run {run_id!r} exists already in {runs_dir}; continue it with --resume {run_id}")
+        run_id = run_id or new_run_id(problem.name)
         files = RunFiles.create(runs_dir, run_id, {
             "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
             "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
@@ -136,7 +142,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                        f"kernelpro optimize --resume {run_id}")
         out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
         progress = Progress(out, budgets.max_iters)
-        feed: Any = None if resume else {"run_id": run_id}
+        # A run killed before its first step checkpointed starts from the beginning.
+        feed: Any = None if resume and previous else {"run_id": run_id}
         status = "failed"
         try:
             while True:
@@ -206,12 +213,14 @@ def register(app: typer.Typer) -> None:
         no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
         policy: Annotated[Optional[str], typer.Option("--policy", help="Search policy: auto (mcts with a model, "
                                                       "recipes without), greedy, beam, mcts or recipes.")] = None,
+        run_id: Annotated[Optional[str], typer.Option("--run-id", help="The new run's id (default: made from the "
+                                                      "time and the problem's name).")] = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
-                     interactive, resume, as_json, no_memory, no_profile, policy)
+                     interactive, resume, as_json, no_memory, no_profile, policy, run_id)
 
 
 __all__ = ["register", "run_optimize"]

@@ -52,7 +52,24 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "report_md": str(paths.markdown), "candidates_judged": summary.candidates_judged,
             "llm_cost_usd": round(meter.spent_usd, 6) if meter is not None else 0.0,
             "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
-            "idea_source": summary.idea_source, "search_policy": summary.search_policy}
+            "idea_source": summary.idea_source, "search_policy": summary.search_policy,
+            "gpu_seconds": round(summary.gpu_seconds, 3), "wall_seconds": summary.wall_seconds,
+            **_scoring_facts(tree, best)}
+
+
+def _scoring_facts(tree: Any, best: Any) -> dict[str, Any]:
+    """What a suite scores a run by: how many candidates were correct, the fastest correct one's deciding
+    speedup (the re-judged one for finalists), the reference's time in the deciding verdict, degeneracy."""
+    correct = tree.correct()
+    fastest = max(correct, key=lambda v: v.deciding_speedup or 0.0) if correct else None
+    deciding = (best or fastest).deciding_result if (best or fastest) is not None else None
+    degenerate = tree.problem_finding()
+    return {"correct_candidates": len(correct),
+            "fastest_correct_speedup": fastest.deciding_speedup if fastest is not None else None,
+            "fastest_correct_ci95": fastest.speedup_ci95 if fastest is not None else None,
+            "reference_ms": deciding.reference_ms if deciding is not None else None,
+            "best_ms": deciding.candidate_ms if deciding is not None else None,
+            "degenerate": f"{degenerate['reason']}: {degenerate['message']}" if degenerate else None}
 
 
 def _no_improvement_reason(tree: Any) -> str:

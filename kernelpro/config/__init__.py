@@ -29,12 +29,13 @@ from kernelpro.config.llm import LLMSettings  # noqa: E402
 from kernelpro.config.memory import MemorySettings  # noqa: E402
 from kernelpro.config.paths import KERNELPRO_HOME, USER_CACHE_DIR  # noqa: E402
 from kernelpro.config.search import SearchSettings  # noqa: E402
+from kernelpro.config.suite import SuiteSettings  # noqa: E402
 
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 __all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
-           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "Tolerance",
-           "load_settings"]
+           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "SuiteSettings",
+           "Tolerance", "load_settings"]
 
 
 class Settings(BaseSettings):
@@ -57,6 +58,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    suite: SuiteSettings = Field(default_factory=SuiteSettings)
 
     @classmethod
     def settings_customise_sources(

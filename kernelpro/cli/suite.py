@@ -1,0 +1,245 @@
+"""`kernelpro suite run|status|report`: many problems in one run, each a full `kernelpro optimize` run.
+
+Part of the command-line layer: it chooses the suite directory, prints, and starts the driver
+(``kernelpro.suite.driver``) on local GPU lanes or on Ray.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kernelpro.cli.errors import fail
+from kernelpro.config import load_settings
+
+suite_app = typer.Typer(help="Overnight runs over many problems: KernelBench's fast_p, geomean, baselines, spend.",
+                        no_args_is_help=True)
+
+
+def _backend(config, settings, device: str):
+    if config.ray:
+        from kernelpro.suite.ray_backend import RayBackend, RayUnavailable
+
+        try:
+            return RayBackend.connect(config.ray, device, settings)
+        except RayUnavailable as error:
+            fail(str(error))
+    from kernelpro.suite.lanes import local_lanes
+    from kernelpro.suite.local import LocalBackend
+
+    return LocalBackend(local_lanes(device, settings))
+
+
+def _create(sources: list[Path], level: list[int], tasks: Optional[str], device: str, policy: Optional[str],
+            model: Optional[str], max_iters: Optional[int], time_budget: Optional[str], gpu_budget: Optional[str],
+            usd_budget: Optional[float], per_problem_budget: Optional[str], runs_dir: Path, ray: Optional[str],
+            no_memory: bool, no_profile: bool, settings):
+    from kernelpro.harness.judge import resolve_device
+    from kernelpro.search.policies import POLICIES
+    from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
+    from kernelpro.suite.layout import SuiteConfig, create_suite
+    from kernelpro.suite.sources import SourceError, resolve_sources
+
+    if policy is not None and policy not in ("auto", *POLICIES):
+        fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
+    try:
+        refs = resolve_sources(list(sources), level or None, tasks)
+        totals = Limits(time_s=seconds(time_budget), gpu_s=seconds(gpu_budget), usd=usd_budget)
+        per_problem = parse_per_problem(per_problem_budget)
+    except (SourceError, BudgetError) as error:
+        fail(str(error))
+    device = resolve_device(device if device != "auto" else settings.device)
+    config = SuiteConfig(sources=[str(Path(s).resolve()) for s in sources], levels=level, tasks=tasks,
+                         device=device, policy=policy, model=model,
+                         max_iters=max_iters or settings.suite.default_max_iters, totals=totals,
+                         per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
+                         no_profile=no_profile, ray=ray or settings.suite.ray_address)
+    return create_suite(Path(runs_dir), config, refs)
+
+
+@suite_app.command("run")
+def run(
+    sources: Annotated[Optional[list[Path]], typer.Argument(help="Problem directories, KernelBench checkouts, "
+                                                            "problem files or text files listing them.")] = None,
+    level: Annotated[Optional[list[int]], typer.Option("--level", help="KernelBench level(s) to run.")] = None,
+    tasks: Annotated[Optional[str], typer.Option("--tasks", help="KernelBench task ids, e.g. 1-20,40.")] = None,
+    device: Annotated[str, typer.Option(help="cpu, cuda, or auto.")] = "auto",
+    policy: Annotated[Optional[str], typer.Option("--policy", help="Search policy of every run.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="LiteLLM model for every agent.")] = None,
+    max_iters: Annotated[Optional[int], typer.Option("--max-iters", help="Candidates judged per problem.")] = None,
+    time_budget: Annotated[Optional[str], typer.Option("--time-budget", help="The suite's wall time, e.g. 8h.")]
+    = None,
+    gpu_budget: Annotated[Optional[str], typer.Option("--gpu-budget", help="The suite's GPU time, e.g. 2h.")] = None,
+    usd_budget: Annotated[Optional[float], typer.Option("--usd-budget", help="The suite's model dollars.")] = None,
+    per_problem_budget: Annotated[Optional[str], typer.Option(
+        "--per-problem-budget", help="Caps on each problem's share: time=10m,gpu=5m,usd=0.5 (or one duration).")]
+    = None,
+    runs_dir: Annotated[Optional[Path], typer.Option("--runs-dir", help="Where suite directories go.")] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Finish the suite with this id.")] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="Run problems on Ray: auto (a running cluster), "
+                                               "local (start one here) or an address.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Progress to stderr; the last stdout line is one JSON "
+                                                         "object.")] = False,
+    no_memory: Annotated[bool, typer.Option("--no-memory", help="Runs neither read nor write the search memory.")]
+    = False,
+    no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
+) -> None:
+    """Optimise every problem of SOURCE... in turn (one per GPU at once) and score the suite."""
+    from kernelpro.cli.suite_terminal import SuiteBar
+    from kernelpro.suite.disk import enforce_disk_budget
+    from kernelpro.suite.driver import Driver, summary
+    from kernelpro.suite.layout import SuiteConfig, open_suite
+    from kernelpro.suite.ledger import LedgerError
+    from kernelpro.suite.report import write_suite_report
+
+    out = Console(stderr=True) if as_json else Console()
+    settings = load_settings()
+    runs_dir = runs_dir or settings.runs_dir
+    if resume:
+        try:
+            paths, ledger = open_suite(runs_dir, resume)
+        except LedgerError as error:
+            fail(str(error))
+    elif not sources:
+        fail("give at least one SOURCE (a problem directory, a KernelBench checkout or a list file), or --resume")
+    else:
+        paths, ledger = _create(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
+                                gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
+                                settings)
+    config = SuiteConfig.model_validate(ledger.suite()["config"])
+    backend = _backend(config, settings, config.device)
+    if not backend.lanes:
+        fail(f"no lane to run problems on ({backend.name}, device {config.device}): no GPU is visible; "
+             "use --device cpu, or set harness.gpu_devices")
+    rows = ledger.problems()
+    out.print(f"suite [bold]{paths.suite_id}[/] in {paths.root}: {len(rows)} problem(s) on {config.device}, "
+              f"{len(backend.lanes)} lane(s) ({backend.name})" + (" (resumed)" if resume else ""), soft_wrap=True)
+
+    written = [time.monotonic()]
+
+    def after_problem() -> None:
+        enforce_disk_budget(paths, ledger, settings.suite.disk_budget_mb)
+        if time.monotonic() - written[0] >= settings.suite.report_interval_s:
+            write_suite_report(paths, ledger)
+            written[0] = time.monotonic()
+
+    status, reason = "failed", ""
+    with SuiteBar(out, len(rows)) as bar:
+        driver = Driver(paths, ledger, settings, backend, on_progress=bar.update, after_problem=after_problem)
+        try:
+            status, reason = driver.run()
+        except KeyboardInterrupt:
+            status, reason = "stopped", "interrupted"
+        except Exception as error:  # noqa: BLE001 - the ledger keeps every finished problem
+            status, reason = "failed", f"the suite's driver failed ({type(error).__name__}: {error})"
+        finally:
+            backend.close()
+    ledger.set_suite(status=status, stop_reason=reason)
+    write_suite_report(paths, ledger)
+    result = summary(paths, ledger, status, reason)
+    if status != "completed":
+        out.print(f"[yellow]{escape(reason)}[/]; continue with: kernelpro suite run --resume {paths.suite_id}"
+                  + (f" --runs-dir {runs_dir}" if runs_dir != settings.runs_dir else ""), soft_wrap=True)
+    if as_json:
+        print(json.dumps(result))
+    else:
+        out.print(f"[bold]{status}[/]: {result['improved']} of {result['problems_scored']} problem(s) improved; "
+                  f"fast_1.0 {result['fast_p']['1.0']:.2f}, geomean "
+                  f"{result['geomean_speedup'] or 0:.2f}x; report: {result['report']}", soft_wrap=True)
+
+
+@suite_app.command("status")
+def status(
+    suite_id: Annotated[str, typer.Argument(help="The suite's id.")],
+    runs_dir: Annotated[Optional[Path], typer.Option("--runs-dir", help="Where suite directories are.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+) -> None:
+    """Where a suite stands, while it runs or after: each problem's state, the scores so far."""
+    from kernelpro.suite.driver import summary
+    from kernelpro.suite.layout import open_suite
+    from kernelpro.suite.ledger import LedgerError
+    from kernelpro.suite.scores import suite_scores
+
+    try:
+        paths, ledger = open_suite(runs_dir or load_settings().runs_dir, suite_id)
+    except LedgerError as error:
+        fail(str(error))
+    suite = ledger.suite()
+    result = summary(paths, ledger, suite["status"], suite.get("stop_reason") or "")
+    rows = ledger.problems()
+    if as_json:
+        result["states"] = {row.key: row.state for row in rows}
+        print(json.dumps(result))
+        return
+    _, scores = suite_scores(rows)
+    table = Table("problem", "state", "lane", "attempts", "best", "note")
+    for row, score in zip(rows, scores, strict=True):
+        best = f"{score.speedup:.2f}x" if score.speedup else "-"
+        table.add_row(row.key, row.state, row.lane or "-", str(row.attempts), best,
+                      escape((row.failure or (row.result or {}).get("stop_reason") or "")[:80]))
+    console = Console()
+    console.print(table)
+    console.print(f"{suite_id}: {suite['status']}; {result['finished']}/{result['problems']} finished, "
+                  f"{result['improved']} improved, fast_1.0 {result['fast_p']['1.0']:.2f}", soft_wrap=True)
+
+
+@suite_app.command("report")
+def report(
+    suite_id: Annotated[str, typer.Argument(help="The suite's id.")],
+    runs_dir: Annotated[Optional[Path], typer.Option("--runs-dir", help="Where suite directories are.")] = None,
+) -> None:
+    """Write suite.html and suite.md from the ledger now (also while the suite runs)."""
+    from kernelpro.suite.layout import open_suite
+    from kernelpro.suite.ledger import LedgerError
+    from kernelpro.suite.report import write_suite_report
+
+    try:
+        paths, ledger = open_suite(runs_dir or load_settings().runs_dir, suite_id)
+    except LedgerError as error:
+        fail(str(error))
+    html, markdown = write_suite_report(paths, ledger)
+    Console().print(f"{html}\n{markdown}", soft_wrap=True, highlight=False)
+
+
+@suite_app.command("baselines", hidden=True)
+def baselines(
+    problem_path: Annotated[Path, typer.Argument(help="The problem file.")],
+    device: Annotated[str, typer.Option(help="cpu or cuda.")] = "cpu",
+    names: Annotated[str, typer.Option(help="Comma-separated compile baselines.")] = "",
+) -> None:
+    """Judge a problem's compile baselines against it; one JSON object (what a suite's job runs)."""
+    from kernelpro.app import evaluator
+    from kernelpro.problem import ProblemError, load_problem
+    from kernelpro.suite.baselines import measure_baselines
+
+    try:
+        problem = load_problem(problem_path)
+    except ProblemError as error:
+        fail(str(error))
+    from kernelpro.suite.baselines import COMPILE_BASELINES
+
+    wanted = [n for n in names.split(",") if n]
+    if unknown := [n for n in wanted if n not in COMPILE_BASELINES]:
+        fail(f"unknown compile baseline(s) {', '.join(unknown)}; known: {', '.join(COMPILE_BASELINES)}")
+    judge = evaluator(load_settings(), device)
+    try:
+        measured = measure_baselines(problem, wanted, judge)
+    except ValueError as error:  # a reference whose Model cannot be wrapped
+        fail(f"{problem_path}: no compile baseline can be made ({error})")
+    finally:
+        judge.close()
+    print(json.dumps(measured))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(suite_app, name="suite")
+
+
+__all__ = ["register"]

@@ -1,0 +1,44 @@
+"""Suites: many problems in one overnight run (``kernelpro suite run``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+BaselineName = Literal["eager", "compile_default", "compile_max_autotune_no_cudagraphs"]
+
+
+class SuiteSettings(BaseModel):
+    """How a suite schedules its problems, what it measures them against and what it keeps on disk."""
+
+    baselines: list[BaselineName] = ["eager", "compile_default", "compile_max_autotune_no_cudagraphs"]
+    """What each problem is scored against, measured once per problem by the same judge: ``eager`` (the reference
+    itself, timed in every verdict), ``compile_default`` (``torch.compile`` of the reference) and
+    ``compile_max_autotune_no_cudagraphs``. Scores are given against eager and against the fastest compile
+    baseline. ``["eager"]`` alone skips the compile measurements (fast, e.g. on a CPU)."""
+    cpu_lanes: int = Field(1, ge=1)
+    """Problems run at once on a machine without a GPU (with GPUs: one per visible GPU, ``harness.gpu_devices``
+    when set)."""
+    default_max_iters: int = Field(8, ge=1)
+    """Candidates judged per problem when ``--max-iters`` is not given."""
+    problem_timeout_s: float = Field(4 * 3600.0, gt=0)
+    """The longest one problem may take (baselines and optimisation) before it counts as hung: its processes are
+    killed and it is recorded as failed. With a per-problem time budget the limit is that budget plus
+    ``hang_grace_s``, whichever is smaller."""
+    hang_grace_s: float = Field(600.0, ge=0)
+    """Time beyond a problem's own time budget before it counts as hung (compiles, the finalists' re-judging)."""
+    max_attempts: int = Field(2, ge=1)
+    """Times a problem is started when its worker is lost (a Ray actor or node gone): each attempt resumes the
+    same run from its checkpoint."""
+    disk_budget_mb: float | None = Field(None, gt=0)
+    """Disk the suite directory may use. Past it, finished problems' bulky files are compressed, then dropped
+    (Nsight Compute reports first, then the LangGraph checkpoints of finished runs); what each report needs is
+    kept (metrics CSVs, candidates, verdicts, reports) and the suite report lists what was dropped. None keeps
+    everything."""
+    report_interval_s: float = Field(60.0, ge=0)
+    """How often the suite report is rewritten while the suite runs (it is always written at the end, and
+    ``kernelpro suite report`` writes it on demand)."""
+    ray_address: str | None = None
+    """The Ray cluster new suites run on when ``--ray`` is not given: ``auto`` (a running cluster), an address
+    (``ray://host:10001``) or ``local`` (start one on this machine). None: this machine's own lanes."""

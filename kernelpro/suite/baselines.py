@@ -1,0 +1,55 @@
+"""A problem's baselines, measured once by the same judge and method as its candidates.
+
+``eager`` is the reference itself: every verdict of the optimisation run times it beside the candidate, so its
+time comes from the run (the finalists' re-judgment of the best, or the fastest correct candidate's verdict).
+The ``torch.compile`` baselines are candidates like any other, a generated ``ModelNew`` wrapping a copy of the
+reference (``search.recipe_code``), judged against the reference: their speedup over eager comes with its
+interval, and a score against them is the candidate's speedup over eager divided by theirs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelpro.problem import Problem
+from kernelpro.search.module_copy import copy_class
+from kernelpro.search.recipe_code import render_candidate
+
+COMPILE_BASELINES = {
+    "compile_default": "torch.compile of the reference (default mode), the suite's baseline",
+    "compile_max_autotune_no_cudagraphs": "torch.compile of the reference in max-autotune mode without CUDA "
+                                          "graphs, the suite's baseline",
+}
+
+
+def baseline_source(problem: Problem, name: str) -> str:
+    """The candidate that is baseline ``name``: the reference wrapped in ``torch.compile`` with that mode."""
+    if name not in COMPILE_BASELINES:
+        raise ValueError(f"unknown compile baseline {name!r}; known: {', '.join(COMPILE_BASELINES)}")
+    return render_candidate(copy_class(problem.source, "Model", "ReferenceModel"), [name], COMPILE_BASELINES[name])
+
+
+def compile_baselines(names: list[str]) -> list[str]:
+    """The baselines among ``names`` that need a judgment of their own (all but eager)."""
+    return [name for name in names if name != "eager"]
+
+
+def measure_baselines(problem: Problem, names: list[str], evaluator: Any) -> dict[str, dict[str, Any]]:
+    """Each compile baseline among ``names`` judged against the reference in one batch: name -> its verdict
+    (status, speedup over eager with the interval, times in ms). Eager needs no judgment of its own."""
+    wanted = compile_baselines(names)
+    if not wanted:
+        return {}
+    results = evaluator.judge_many(problem, [baseline_source(problem, name) for name in wanted])
+    return {name: {"status": r.status, "reason": r.reason, "correct": r.correct, "speedup": r.speedup,
+                   "speedup_ci95": r.speedup_ci95, "speed_verdict": r.speed_verdict, "ms": r.candidate_ms,
+                   "reference_ms": r.reference_ms, "message": r.message.splitlines()[0][:300] if r.message else "",
+                   "elapsed_s": r.elapsed_s}
+            for name, r in zip(wanted, results, strict=True)}
+
+
+def fastest_compile(baselines: dict[str, dict[str, Any]] | None) -> tuple[str, float] | None:
+    """The correct compile baseline with the highest speedup over eager, as (name, speedup); None when none."""
+    correct = [(name, b["speedup"]) for name, b in (baselines or {}).items()
+               if b.get("correct") and b.get("speedup")]
+    return max(correct, key=lambda item: item[1]) if correct else None

@@ -1,0 +1,213 @@
+"""The suite's driver: hands problems to free lanes, records each outcome in the ledger, keeps the report current.
+
+The driver is the ledger's only writer. A problem's run id is in the ledger before its run starts, so after a
+kill (the driver's, a lane's, a Ray node's) the problem is started again as ``optimize --resume`` of that run,
+which judges nothing twice. A problem whose worker was lost is started again up to ``suite.max_attempts``
+times; one that crashes, hangs or is not a usable problem is recorded failed with the reason, and the suite
+goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kernelpro.config import Settings
+from kernelpro.suite import budget
+from kernelpro.suite.baselines import compile_baselines
+from kernelpro.suite.job import JobOutcome, JobSpec
+from kernelpro.suite.lanes import Lane
+from kernelpro.suite.layout import SuiteConfig, SuitePaths
+from kernelpro.suite.ledger import UNFINISHED, Ledger, ProblemRow
+
+
+def _unusable(row: ProblemRow) -> str | None:
+    """Why the problem file is not a KernelBench-format problem (read and parsed, never run), or None."""
+    from kernelpro.problem import ProblemError, load_problem
+
+    try:
+        load_problem(row.path)
+    except ProblemError as error:
+        return str(error)
+    return None
+
+
+class Backend(Protocol):
+    name: str
+    lanes: list[Lane]
+
+    def start(self, spec: JobSpec, lane: Lane) -> None: ...
+
+    def wait(self, timeout_s: float) -> list[tuple[str, JobOutcome]]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class Progress:
+    """What the terminal shows while a suite runs."""
+
+    total: int
+    done: int = 0
+    failed: int = 0
+    running: dict[str, str] = field(default_factory=dict)  # lane -> problem key
+    best: tuple[str, float] | None = None  # problem key, speedup
+    gpu_s: float = 0.0
+    usd: float = 0.0
+    eta_s: float | None = None
+    last: str = ""  # the latest event, one line
+
+
+class Driver:
+    def __init__(self, paths: SuitePaths, ledger: Ledger, settings: Settings, backend: Backend,
+                 on_progress: Callable[[Progress], None] | None = None,
+                 after_problem: Callable[[], None] | None = None) -> None:
+        self.paths, self.ledger, self.settings, self.backend = paths, ledger, settings, backend
+        self.config = SuiteConfig.model_validate(ledger.suite()["config"])
+        self.on_progress = on_progress or (lambda progress: None)
+        self.after_problem = after_problem or (lambda: None)
+        self._last_tick = time.monotonic()
+        self._finished_this_session: list[float] = []
+
+    # -- budgets ----------------------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        """Count the time since the last tick as the suite's active time (kept across kills and resumes)."""
+        now = time.monotonic()
+        self.ledger.add_active(now - self._last_tick)
+        self._last_tick = now
+
+    def _active_s(self) -> float:
+        return float(self.ledger.suite().get("active_s") or 0.0) + time.monotonic() - self._last_tick
+
+    def _spent(self, rows: list[ProblemRow]) -> budget.Limits:
+        return budget.Limits(time_s=self._active_s(), gpu_s=sum(r.gpu_s or 0.0 for r in rows),
+                             usd=sum(r.usd or 0.0 for r in rows))
+
+    def _spec(self, row: ProblemRow, lane: Lane, left: int, rows: list[ProblemRow]) -> JobSpec:
+        share = budget.share(self.config.totals, self.config.per_problem, self._spent(rows), left,
+                             len(self.backend.lanes))
+        suite = self.settings.suite
+        timeout = suite.problem_timeout_s if share.time_s is None else \
+            min(suite.problem_timeout_s, share.time_s + suite.hang_grace_s)
+        return JobSpec(key=row.key, path=row.path, run_id=row.run_id or "", runs_dir=str(self.paths.runs),
+                       log_dir=str(self.paths.logs), device=self.config.device, max_iters=self.config.max_iters,
+                       budgets=share, policy=self.config.policy, model=self.config.model,
+                       baselines=compile_baselines(self.config.baselines) if row.baselines is None else [],
+                       no_memory=self.config.no_memory, no_profile=self.config.no_profile, timeout_s=timeout,
+                       env=lane.env)
+
+    # -- outcomes ---------------------------------------------------------------------------------------------
+    def _record(self, outcome: JobOutcome, progress: Progress) -> None:
+        row = self.ledger.problem(outcome.key)
+        baselines = outcome.baselines if outcome.baselines is not None else (row.baselines or {})
+        baseline_gpu = sum(b.get("elapsed_s") or 0.0 for b in (outcome.baselines or {}).values()) \
+            if self.config.device == "cuda" else 0.0
+        if outcome.failure_kind == "lost" and row.attempts < self.settings.suite.max_attempts:
+            self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="lost")
+            progress.last = f"{outcome.key}: its worker was lost ({outcome.failure}); started again"
+            return
+        summary = outcome.summary or {}
+        spend = {"gpu_s": (summary.get("gpu_seconds") or 0.0) + baseline_gpu,
+                 "usd": summary.get("llm_cost_usd") or 0.0, "wall_s": (row.wall_s or 0.0) + outcome.wall_s}
+        if outcome.ok and summary.get("status") != "failed":
+            self.ledger.finish(outcome.key, "done", result=summary, baselines=baselines, failure=None,
+                               failure_kind=None, **spend)
+            progress.done += 1
+            speedup = summary.get("best_speedup") if summary.get("improved") else None
+            if speedup and (progress.best is None or speedup > progress.best[1]):
+                progress.best = (outcome.key, speedup)
+            progress.last = f"{outcome.key}: " + (f"{speedup:.2f}x" if speedup else "keep the reference")
+        else:
+            kind = outcome.failure_kind or "crash"
+            why = outcome.failure or f"the run failed: {summary.get('stop_reason', '')}"
+            self.ledger.finish(outcome.key, "failed", result=summary or None, baselines=baselines,
+                               failure=why, failure_kind=kind, **spend)
+            progress.failed += 1
+            progress.last = f"{outcome.key}: failed ({kind}): {why[:200]}"
+        progress.gpu_s += spend["gpu_s"]
+        progress.usd += spend["usd"]
+        if outcome.wall_s > 0:  # a problem refused before it started says nothing of how long one takes
+            self._finished_this_session.append(outcome.wall_s)
+
+    def _eta(self, left: int) -> float | None:
+        walls = self._finished_this_session
+        if not walls:
+            return None
+        return sum(walls) / len(walls) * left / max(1, len(self.backend.lanes))
+
+    # -- the loop ---------------------------------------------------------------------------------------------
+    def run(self) -> tuple[str, str]:
+        """Run every unfinished problem; returns the suite's status and why it ended."""
+        rows = self.ledger.problems()
+        progress = Progress(total=len(rows), done=sum(r.state == "done" for r in rows),
+                            failed=sum(r.state == "failed" for r in rows), gpu_s=sum(r.gpu_s or 0 for r in rows),
+                            usd=sum(r.usd or 0 for r in rows))
+        queue = deque(r.key for r in rows if r.state in UNFINISHED)
+        free = list(self.backend.lanes)
+        busy: dict[str, Lane] = {}
+        stop: str | None = None
+        checked: set[str] = set()
+        self.ledger.set_suite(status="running", stop_reason="")
+        try:
+            while queue or busy:
+                self._tick()
+                rows = self.ledger.problems()
+                stop = stop or budget.spent_reason(self.config.totals, self._spent(rows))
+                while queue and stop is None:
+                    key = queue[0]
+                    row = self.ledger.problem(key)
+                    unusable = None if key in checked else _unusable(row)
+                    checked.add(key)
+                    if unusable is not None:  # refused before any process starts
+                        queue.popleft()
+                        self._record(JobOutcome(key=key, ok=False, failure_kind="problem", failure=unusable),
+                                     progress)
+                        self.on_progress(progress)
+                        continue
+                    if not free:
+                        break
+                    queue.popleft()
+                    lane = free.pop(0)
+                    spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows)
+                    self.ledger.start_attempt(key, lane.name)
+                    self.ledger.update(key, state="running")
+                    self.backend.start(spec, lane)
+                    busy[lane.name] = lane
+                    progress.running[lane.name] = key
+                    progress.last = f"{key}: started on {lane.name}"
+                    self.on_progress(progress)
+                if not busy:
+                    break
+                for lane_name, outcome in self.backend.wait(timeout_s=1.0):
+                    free.append(busy.pop(lane_name))
+                    progress.running.pop(lane_name, None)
+                    self._record(outcome, progress)
+                    if self.ledger.problem(outcome.key).state == "pending":
+                        queue.appendleft(outcome.key)
+                    progress.eta_s = self._eta(len(queue) + len(busy))
+                    self.after_problem()
+                    self.on_progress(progress)
+        finally:
+            self._tick()
+        if queue:
+            why = stop or "no lane to run them on"
+            return "stopped", f"{why}; {len(queue)} problem(s) not started"
+        return "completed", f"{progress.done} problem(s) done, {progress.failed} failed"
+
+
+def summary(paths: SuitePaths, ledger: Ledger, status: str, stop_reason: str) -> dict[str, Any]:
+    """The suite's one JSON object (``--json``'s last line)."""
+    from kernelpro.suite.scores import suite_scores
+
+    rows = ledger.problems()
+    scores, problems = suite_scores(rows)
+    suite = ledger.suite()
+    return {"suite_id": paths.suite_id, "status": status, "stop_reason": stop_reason, "problems": len(rows),
+            "finished": sum(r.finished for r in rows), "failed": sum(r.state == "failed" for r in rows),
+            "degenerate": [p.key for p in problems if p.degenerate], **scores.to_dict(),
+            "active_seconds": round(float(suite.get("active_s") or 0.0), 3),
+            "report": str(paths.html), "report_md": str(paths.markdown), "suite_dir": str(paths.root),
+            "ledger": str(paths.ledger)}

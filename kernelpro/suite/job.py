@@ -1,0 +1,175 @@
+"""One problem of a suite, run to its end in child processes: its baselines, then its optimisation.
+
+The optimisation is ``kernelpro optimize`` itself (the same composition root, graph, policies and judge) under
+the run id the ledger chose, so a job started again after a kill resumes that run from its checkpoint
+(``--resume``) and judges nothing twice. Each child gets its lane's GPU alone (``CUDA_VISIBLE_DEVICES``), dies
+with the process that started it (``orphan_guard``) and is killed, with its process group, when it overruns
+the problem's time limit. Whatever happens comes back as a ``JobOutcome``; a job never raises for its problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from kernelpro.suite.budget import Limits
+
+FailureKind = Literal["problem", "crash", "hang", "lost"]
+
+
+class JobSpec(BaseModel):
+    """Everything a lane (or a Ray actor) needs to run one problem: plain data."""
+
+    key: str
+    path: str
+    run_id: str
+    runs_dir: str
+    log_dir: str
+    device: str
+    max_iters: int
+    budgets: Limits = Field(default_factory=Limits)
+    baselines: list[str] = Field(default_factory=list)
+    """Compile baselines still to measure (none when they are in the ledger already, or eager only)."""
+    policy: str | None = None
+    model: str | None = None
+    no_memory: bool = False
+    no_profile: bool = False
+    timeout_s: float = 4 * 3600.0
+    env: dict[str, str] = Field(default_factory=dict)
+    """The lane's environment on top of the driver's (its GPU)."""
+
+
+class JobOutcome(BaseModel):
+    key: str
+    ok: bool
+    summary: dict[str, Any] | None = None
+    """``kernelpro optimize --json``'s object."""
+    baselines: dict[str, Any] | None = None
+    failure_kind: FailureKind | None = None
+    failure: str = ""
+    wall_s: float = 0.0
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kernelpro.suite.orphan_guard", str(os.getpid()), sys.executable, "-m",
+            "kernelpro.cli", *args]
+
+
+def optimize_command(spec: JobSpec) -> list[str]:
+    """A fresh run under the ledger's run id, or ``--resume`` when that run already has its directory."""
+    if (Path(spec.runs_dir) / spec.run_id / "run.json").exists():
+        return _cli("optimize", "--resume", spec.run_id, "--runs-dir", spec.runs_dir, "--json")
+    args = ["optimize", spec.path, "--run-id", spec.run_id, "--runs-dir", spec.runs_dir, "--device", spec.device,
+            "--max-iters", str(spec.max_iters), "--json"]
+    for flag, value in (("--time-budget", spec.budgets.time_s), ("--gpu-budget", spec.budgets.gpu_s)):
+        if value is not None:
+            args += [flag, f"{max(value, 1.0):.0f}s"]
+    if spec.budgets.usd is not None:
+        args += ["--usd-budget", f"{spec.budgets.usd:.6f}"]
+    if spec.policy:
+        args += ["--policy", spec.policy]
+    if spec.model:
+        args += ["--model", spec.model]
+    args += ["--no-memory"] * spec.no_memory + ["--no-profile"] * spec.no_profile
+    return _cli(*args)
+
+
+def baselines_command(spec: JobSpec) -> list[str]:
+    return _cli("suite", "baselines", spec.path, "--device", spec.device, "--names", ",".join(spec.baselines))
+
+
+def _safe(key: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
+
+
+def _run(command: list[str], spec: JobSpec, stage: str, timeout_s: float) -> tuple[int | None, str, str]:
+    """(exit code or None when killed for overrunning, the last stdout line, the stderr's tail)."""
+    log_dir = Path(spec.log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    out_path, err_path = log_dir / f"{_safe(spec.key)}.{stage}.out", log_dir / f"{_safe(spec.key)}.{stage}.log"
+    env = {**os.environ, **spec.env}
+    with out_path.open("w") as out, err_path.open("a") as err:
+        err.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(command[4:])}\n")
+        err.flush()
+        proc = subprocess.Popen(command, stdout=out, stderr=err, env=env, start_new_session=True)
+        try:
+            code: int | None = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            code = None
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    lines = out_path.read_text(errors="replace").strip().splitlines()
+    tail = err_path.read_text(errors="replace")[-4000:]
+    return code, lines[-1] if lines else "", tail
+
+
+def _error_line(tail: str) -> str:
+    """The child's one error line (``error: ...``), else its last non-empty lines."""
+    lines = [line.strip() for line in tail.splitlines() if line.strip() and not line.startswith("--- ")]
+    errors = [line for line in lines if line.startswith("error:")]
+    return (errors[-1] if errors else " | ".join(lines[-3:]))[:1000] or "no output"
+
+
+def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
+           ) -> tuple[dict[str, Any] | None, FailureKind | None, str]:
+    if code is None:
+        return None, "hang", f"{stage} ran past the limit of {timeout_s:.0f} s and was killed"
+    if code == 2:
+        return None, "problem", _error_line(tail)
+    try:
+        data = json.loads(last)
+    except ValueError:
+        data = None
+    if code != 0 or not isinstance(data, dict):
+        return None, "crash", f"{stage} exited with {code}: {_error_line(tail)}"
+    return data, None, ""
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_job(spec: JobSpec) -> JobOutcome:
+    """The problem's baselines (if any are still to measure), then its optimisation; never raises for the
+    problem."""
+    start = time.monotonic()
+    baselines: dict[str, Any] | None = None
+
+    def left() -> float:
+        return max(1.0, spec.timeout_s - (time.monotonic() - start))
+
+    if spec.baselines:
+        saved = Path(spec.log_dir) / f"{_safe(spec.key)}.baselines.json"
+        baselines = _read_json(saved)  # measured before a kill: measured once
+        if baselines is None:
+            limit = left() / 2  # a hung baseline leaves the optimisation half the problem's time
+            code, last, tail = _run(baselines_command(spec), spec, "baselines", limit)
+            baselines, kind, why = _parse(code, last, tail, limit, "the baselines")
+            if kind == "problem":
+                return JobOutcome(key=spec.key, ok=False, failure=why, wall_s=time.monotonic() - start,
+                                  failure_kind="problem")
+            if kind is not None:  # the problem is still optimised; it is scored against eager alone
+                baselines = {name: {"status": "not measured", "correct": False, "message": why}
+                             for name in spec.baselines}
+            tmp = saved.with_suffix(".tmp")
+            tmp.write_text(json.dumps(baselines))
+            os.replace(tmp, saved)
+    limit = left()
+    code, last, tail = _run(optimize_command(spec), spec, "optimize", limit)
+    summary, kind, why = _parse(code, last, tail, limit, "the optimisation")
+    return JobOutcome(key=spec.key, ok=kind is None, summary=summary, baselines=baselines, failure_kind=kind,
+                      failure=why, wall_s=time.monotonic() - start)

@@ -1,0 +1,96 @@
+"""``suite.md`` and ``suite.html`` (one self-contained page, plots inlined) from the ledger, at any moment.
+
+Everything from the problems (keys, failure messages) is escaped in the HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+from pathlib import Path
+
+from kernelpro.report.html import STYLE
+from kernelpro.suite import report_content as content
+from kernelpro.suite.baselines import compile_baselines
+from kernelpro.suite.driver import summary
+from kernelpro.suite.layout import SuitePaths
+from kernelpro.suite.ledger import Ledger
+from kernelpro.suite.plots import fast_p_png, histogram_png
+from kernelpro.suite.scores import suite_scores
+
+SCORE_HEADER = ("score", "against eager", "against the fastest torch.compile")
+NOTE = ("fast_p: the share of all scored problems that are correct and more than p times faster than the baseline "
+        "(KernelBench's definition). A problem's best counts only when the finalists' re-judgment finds it faster; "
+        "otherwise it keeps the reference (its fastest correct candidate, at most 1x). Failed problems count as "
+        "incorrect; degenerate problems are listed apart and not scored.")
+
+
+def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    def cell(text: str) -> str:
+        return " ".join(str(text).split()).replace("|", "\\|")
+
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(cell(c) for c in row) + " |" for row in rows), ""]
+
+
+def _html_table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = None, raw_column: int | None = None
+                ) -> str:
+    head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>" if header else ""
+    body = "".join("<tr>" + "".join(f"<td>{c if i == raw_column else escape(str(c))}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table>{head}{body}</table>"
+
+
+def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
+    suite = ledger.suite()
+    data = summary(paths, ledger, suite["status"], suite.get("stop_reason") or "")
+    rows = ledger.problems()
+    scores, problems = suite_scores(rows)
+    against_compile = bool(compile_baselines(suite["config"].get("baselines", [])))
+    header = SCORE_HEADER if against_compile else SCORE_HEADER[:2]
+    score_rows = content.score_rows(scores, against_compile)
+    curve, histogram = fast_p_png(problems, against_compile), histogram_png(problems)
+    (paths.root / "fast_p.png").write_bytes(curve)
+    (paths.root / "speedups.png").write_bytes(histogram)
+    overview = content.overview(data, suite["config"])
+    table = content.problem_rows(rows, problems)
+    links = [content.report_link(row, paths.root) for row in rows]
+    failures, degenerate = content.failures(rows), content.degenerate(problems)
+    pruned = content.pruned_rows(ledger.pruned())
+
+    md = [f"# kernelpro suite {paths.suite_id}", "", *_md_table(("", ""), overview), "## Scores", "", NOTE, "",
+          *_md_table(header, score_rows), "![fast_p](fast_p.png)", "",
+          "![speedups](speedups.png)", ""]
+    if scores.per_level:
+        md += ["## Per level", "", *_md_table(content.LEVEL_HEADER, content.level_rows(scores))]
+    md += ["## Spend", "", *_md_table(("", ""), content.spend_rows(scores)), "## Problems", "",
+           *_md_table((*content.PROBLEM_HEADER, "report"),
+                      [(*r, f"[report]({link})" if link else "-") for r, link in zip(table, links, strict=True)])]
+    html = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>kernelpro suite {escape(paths.suite_id)}</title><style>{STYLE}</style></head><body>",
+            f"<h1>kernelpro suite {escape(paths.suite_id)}</h1>", _html_table(overview), "<h2>Scores</h2>",
+            f"<p>{escape(NOTE)}</p>", _html_table(score_rows, header),
+            f'<img alt="fast_p" src="data:image/png;base64,{base64.b64encode(curve).decode()}">',
+            f'<img alt="speedups" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">']
+    if scores.per_level:
+        html += ["<h2>Per level</h2>", _html_table(content.level_rows(scores), content.LEVEL_HEADER)]
+    html += ["<h2>Spend</h2>", _html_table(content.spend_rows(scores)), "<h2>Problems</h2>",
+             _html_table([(*r, f'<a href="{escape(link)}">report</a>' if link else "-")
+                          for r, link in zip(table, links, strict=True)], (*content.PROBLEM_HEADER, "report"),
+                         raw_column=len(content.PROBLEM_HEADER))]
+    if degenerate:
+        md += ["## Degenerate problems (not scored)", "", *_md_table(("problem", "finding"), degenerate)]
+        html += ["<h2>Degenerate problems (not scored)</h2>", _html_table(degenerate, ("problem", "finding"))]
+    if failures:
+        md += ["## Failures", ""]
+        html.append("<h2>Failures</h2>")
+        for kind, items in failures.items():
+            md += [f"### {kind} ({len(items)})", "", *_md_table(("problem", "reason"), items)]
+            html += [f"<h3>{escape(kind)} ({len(items)})</h3>", _html_table(items, ("problem", "reason"))]
+    if pruned:
+        md += ["## Dropped to fit the disk budget", "", *_md_table(("problem", "action", "file"), pruned)]
+        html += ["<h2>Dropped to fit the disk budget</h2>", _html_table(pruned, ("problem", "action", "file"))]
+    html.append("</body></html>")
+    paths.markdown.write_text("\n".join(md), encoding="utf-8")
+    paths.html.write_text("\n".join(html), encoding="utf-8")
+    return paths.html, paths.markdown

@@ -1,0 +1,116 @@
+"""The suite report's content as plain rows, shared by the Markdown and HTML renderings."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from kernelpro.suite.ledger import ProblemRow
+from kernelpro.suite.scores import FAST_P, ProblemScore, Scores, p_key
+
+
+def _x(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def _interval(ci: list[float] | None) -> str:
+    return "-" if not ci else f"[{ci[0]:.2f}-{ci[1]:.2f}]"
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def _minutes(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def overview(summary: dict[str, Any], config: dict[str, Any]) -> list[tuple[str, str]]:
+    return [("Suite", summary["suite_id"]), ("Status", f"{summary['status']}: {summary.get('stop_reason') or ''}"),
+            ("Sources", ", ".join(config.get("sources", []))), ("Device", str(config.get("device"))),
+            ("Policy", str(config.get("policy") or "auto")), ("Candidates per problem", str(config.get("max_iters"))),
+            ("Baselines", ", ".join(config.get("baselines", []))),
+            ("Problems", f"{summary['problems']} ({summary['finished']} finished, {summary['failed']} failed, "
+                         f"{len(summary['degenerate'])} degenerate)"),
+            ("Active time", f"{summary['active_seconds'] / 60:.1f} min")]
+
+
+def score_rows(scores: Scores, against_compile: bool = True) -> list[tuple[str, ...]]:
+    """fast_p against eager and (when a compile baseline was measured) against compile, then the geomean and
+    the correctness rate."""
+    rows = [(f"fast_{p_key(p)}", f"{scores.fast_p[p_key(p)]:.3f}", f"{scores.fast_p_vs_compile[p_key(p)]:.3f}")
+            for p in FAST_P]
+    rows.append(("geomean speedup (correct problems)", _x(scores.geomean_speedup), _x(scores.geomean_vs_compile)))
+    rows.append(("correct", f"{scores.correct}/{scores.problems} ({scores.correct_rate:.0%})", ""))
+    rows.append(("improved (re-judged faster)", str(scores.improved), ""))
+    return rows if against_compile else [row[:2] for row in rows]
+
+
+def level_rows(scores: Scores) -> list[tuple[str, ...]]:
+    return [(f"level {level}", str(s["problems_scored"]), f"{s['correct_rate']:.0%}", f"{s['fast_p']['1.0']:.3f}",
+             f"{s['fast_p']['1.2']:.3f}", _x(s["geomean_speedup"]), f"{s['fast_p_vs_compile']['1.0']:.3f}",
+             _x(s["geomean_speedup_vs_compile"])) for level, s in scores.per_level.items()]
+
+
+def spend_rows(scores: Scores) -> list[tuple[str, str]]:
+    spend = scores.spend()
+    return [("GPU minutes", f"{scores.gpu_seconds / 60:.2f}"), ("model dollars", _money(scores.llm_cost_usd)),
+            ("GPU minutes per problem", _minutes(spend["gpu_minutes_per_problem"])),
+            ("GPU minutes per problem improved", _minutes(spend["gpu_minutes_per_improved"])),
+            ("dollars per problem", _money(spend["usd_per_problem"])),
+            ("dollars per problem improved", _money(spend["usd_per_improved"]))]
+
+
+def _baseline_text(row: ProblemRow) -> str:
+    result = row.result or {}
+    parts = [f"eager {result['reference_ms']:.4g} ms"] if result.get("reference_ms") else []
+    for name, b in (row.baselines or {}).items():
+        label = name.replace("compile_", "compile ").replace("_", "-")
+        parts.append(f"{label} {_x(b.get('speedup'))}" if b.get("correct") else f"{label} {b.get('status')}")
+    return "; ".join(parts) or "-"
+
+
+def report_link(row: ProblemRow, root: Path) -> str:
+    """The problem's own report, relative to the suite directory; empty when it has none."""
+    report = (row.result or {}).get("report")
+    if not report or not Path(report).exists():
+        return ""
+    return os.path.relpath(report, root)
+
+
+def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[tuple[str, ...]]:
+    """key, status, best over eager, its interval, over compile, baselines, GPU s, dollars."""
+    out = []
+    for row, score in zip(rows, problems, strict=True):
+        status = row.state if row.state != "done" else ("improved" if score.improved else
+                                                         "degenerate" if score.degenerate else
+                                                         "kept the reference" if score.correct else "no correct")
+        out.append((row.key, status, _x(score.speedup), _interval(score.speedup_ci95), _x(score.vs_compile),
+                    _baseline_text(row), f"{row.gpu_s or 0.0:.1f}", _money(row.usd or 0.0),
+                    f"{(row.wall_s or 0.0) / 60:.1f}"))
+    return out
+
+
+def failures(rows: list[ProblemRow]) -> dict[str, list[tuple[str, str]]]:
+    """Failed problems grouped by kind of failure: kind -> [(key, reason)]."""
+    grouped: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for row in rows:
+        if row.state == "failed":
+            grouped[row.failure_kind or "crash"].append((row.key, row.failure or ""))
+    return dict(sorted(grouped.items()))
+
+
+def degenerate(problems: list[ProblemScore]) -> list[tuple[str, str]]:
+    return [(p.key, p.degenerate or "") for p in problems if p.degenerate]
+
+
+def pruned_rows(pruned: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [(p["problem"], p["action"], f"{p['path']} ({p['bytes'] / 1e6:.1f} MB)") for p in pruned]
+
+
+PROBLEM_HEADER = ("problem", "status", "best", "95% interval", "vs compile", "baselines", "GPU s", "model $",
+                  "wall min")
+LEVEL_HEADER = ("level", "problems", "correct", "fast_1.0", "fast_1.2", "geomean", "fast_1.0 vs compile",
+                "geomean vs compile")

@@ -1,0 +1,134 @@
+"""The field's scores over a suite: fast_p, the geometric-mean speedup, the correctness rate, per level, and what
+they cost.
+
+fast_p is KernelBench's: the share of all scored problems that are correct and faster than the baseline by
+more than p (``speedup > p``), so fast_0 is the correctness rate. A problem's speedup is its best's, as the
+finalists' re-judgment measured it, when the run found one measurably faster; otherwise it keeps the reference,
+and its speedup is its fastest correct candidate's, at most 1 (a gain within the noise is no gain). A problem
+that failed counts as incorrect. Against a compile baseline, the speedup is that one divided by the fastest
+correct compile baseline's speedup over eager (eager itself when no compile baseline ran correctly). Problems
+the judge found degenerate (outputs that do not depend on the inputs) are scored apart, and unfinished ones not
+at all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelpro.suite.baselines import fastest_compile
+from kernelpro.suite.ledger import ProblemRow
+
+FAST_P = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
+
+
+def p_key(p: float) -> str:
+    """0 -> "0", 1 -> "1.0", 1.2 -> "1.2": the keys of ``fast_p``."""
+    return "0" if p == 0 else f"{p:.1f}"
+
+
+@dataclass(frozen=True)
+class ProblemScore:
+    key: str
+    level: int | None
+    state: str
+    correct: bool
+    improved: bool
+    speedup: float | None
+    """Over eager (the reference), as described in the module's docstring; None when not correct."""
+    speedup_ci95: list[float] | None
+    vs_compile: float | None
+    compile_baseline: str | None
+    degenerate: str | None
+    gpu_s: float
+    usd: float
+
+    @property
+    def scored(self) -> bool:
+        return self.state in ("done", "failed") and self.degenerate is None
+
+
+def score_problem(row: ProblemRow) -> ProblemScore:
+    result = row.result or {}
+    correct = row.state == "done" and (result.get("correct_candidates") or 0) > 0
+    improved = correct and bool(result.get("improved"))
+    if improved:
+        speedup, interval = result.get("best_speedup"), result.get("best_speedup_ci95")
+    elif correct and result.get("fastest_correct_speedup"):
+        speedup, interval = min(1.0, result["fastest_correct_speedup"]), None
+    else:
+        speedup, interval, correct = None, None, False
+    compiled = fastest_compile(row.baselines)
+    vs_compile = None if speedup is None else speedup / (compiled[1] if compiled else 1.0)
+    return ProblemScore(key=row.key, level=row.level, state=row.state, correct=correct, improved=improved,
+                        speedup=speedup, speedup_ci95=interval, vs_compile=vs_compile,
+                        compile_baseline=compiled[0] if compiled else None,
+                        degenerate=result.get("degenerate") if row.state == "done" else None,
+                        gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0)
+
+
+def fast_p(speedups: list[float | None], total: int) -> dict[str, float]:
+    """p -> the share of ``total`` problems with a (correct) speedup above p."""
+    return {p_key(p): (sum(1 for s in speedups if s is not None and s > p) / total if total else 0.0)
+            for p in FAST_P}
+
+
+def geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+@dataclass
+class Scores:
+    problems: int
+    """Scored problems: finished, not degenerate."""
+    correct: int
+    improved: int
+    fast_p: dict[str, float]
+    fast_p_vs_compile: dict[str, float]
+    geomean_speedup: float | None
+    geomean_vs_compile: float | None
+    correct_rate: float
+    gpu_seconds: float
+    llm_cost_usd: float
+    per_level: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def spend(self) -> dict[str, float | None]:
+        """GPU-minutes and dollars per problem and per problem improved."""
+        minutes = self.gpu_seconds / 60
+        return {"gpu_minutes_per_problem": minutes / self.problems if self.problems else None,
+                "gpu_minutes_per_improved": minutes / self.improved if self.improved else None,
+                "usd_per_problem": self.llm_cost_usd / self.problems if self.problems else None,
+                "usd_per_improved": self.llm_cost_usd / self.improved if self.improved else None}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"problems_scored": self.problems, "correct": self.correct, "improved": self.improved,
+                "fast_p": self.fast_p, "fast_p_vs_compile": self.fast_p_vs_compile,
+                "geomean_speedup": self.geomean_speedup, "geomean_speedup_vs_compile": self.geomean_vs_compile,
+                "correct_rate": self.correct_rate, "gpu_seconds": self.gpu_seconds,
+                "llm_cost_usd": self.llm_cost_usd, **self.spend(), "per_level": self.per_level}
+
+
+def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Scores:
+    scored = [p for p in problems if p.scored]
+    correct = [p for p in scored if p.correct]
+    return Scores(
+        problems=len(scored), correct=len(correct), improved=sum(p.improved for p in scored),
+        fast_p=fast_p([p.speedup for p in scored], len(scored)),
+        fast_p_vs_compile=fast_p([p.vs_compile for p in scored], len(scored)),
+        geomean_speedup=geomean([p.speedup for p in correct if p.speedup]),
+        geomean_vs_compile=geomean([p.vs_compile for p in correct if p.vs_compile]),
+        correct_rate=len(correct) / len(scored) if scored else 0.0,
+        gpu_seconds=sum(p.gpu_s for p in spend_from), llm_cost_usd=sum(p.usd for p in spend_from))
+
+
+def suite_scores(rows: list[ProblemRow]) -> tuple[Scores, list[ProblemScore]]:
+    """The suite's scores (spend over every problem, degenerate ones included) and each problem's."""
+    problems = [score_problem(row) for row in rows]
+    scores = _scores(problems, problems)
+    levels = sorted({p.level for p in problems if p.level is not None})
+    for level in levels:
+        mine = [p for p in problems if p.level == level]
+        level_scores = _scores(mine, mine)
+        scores.per_level[str(level)] = {k: v for k, v in level_scores.to_dict().items() if k != "per_level"}
+    return scores, problems

@@ -1,0 +1,124 @@
+"""`kernelpro suite` end to end in real processes: the driver killed with SIGKILL in the middle of a problem,
+then resumed; a problem that is not one is recorded failed and the suite goes on; status and report read the
+ledger while the suite runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kernelpro.cli.main import app
+from tests.conftest import DATA
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
+    env.update({"KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__TIMING_TRIALS": "5", "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5",
+                "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9", "KERNELPRO_SEARCH__BATCH_SIZE": "1",
+                "KERNELPRO_SEARCH__FINALISTS": "0", "KERNELPRO_SUITE__BASELINES": '["eager"]',
+                "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2"})
+    # this checkout's kernelpro in every process, whatever else the environment has installed
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def cli(args: list[str], env: dict[str, str], cwd: Path, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "kernelpro.cli", *args], env=env, cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+def last_json(stdout: str) -> dict:
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def alive_with(text: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if text in handle.read().decode(errors="replace"):
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def wait_for(condition, what: str, proc: subprocess.Popen, timeout_s: float = 240):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        assert proc.poll() is None, f"the suite ended before {what}: {proc.communicate()[1][-3000:]}"
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything(tmp_path):
+    source = tmp_path / "problems"
+    source.mkdir()
+    shutil.copy(DATA / "problems" / "scale_relu.py", source / "scale_relu.py")
+    (source / "a_not_a_problem.py").write_text("x = 1\n")
+    env, runs = environment(tmp_path), tmp_path / "suites"
+    args = ["--runs-dir", str(runs), "--json"]
+    proc = cli(["suite", "run", str(source), "--device", "cpu", "--max-iters", "2", "--no-memory", *args], env,
+               tmp_path)
+    ledger = wait_for(lambda: next(iter(runs.glob("*/ledger.sqlite")), None), "the ledger", proc)
+    suite_id = ledger.parent.name
+
+    def running_run_id():
+        with sqlite3.connect(ledger) as conn:
+            row = conn.execute("SELECT run_id FROM problems WHERE key = 'scale_relu' AND state = 'running'").fetchone()
+        return row[0] if row else None
+
+    run_id = wait_for(running_run_id, "the problem to start", proc)
+    status = runner.invoke(app, ["suite", "status", suite_id, *args])  # the ledger read while the suite runs
+    assert status.exit_code == 0, status.output
+    seen = last_json(status.stdout)
+    assert seen["states"] == {"a_not_a_problem": "failed", "scale_relu": "running"} and seen["problems"] == 2
+
+    results = runs / suite_id / "runs" / run_id / "results.jsonl"
+    wait_for(lambda: results.exists() and results.read_text().count("\n") >= 1, "a judged candidate", proc)
+    os.kill(proc.pid, signal.SIGKILL)  # the driver alone: its optimisation child must die with it
+    proc.wait(timeout=30)
+    before = [json.loads(line)["variant"] for line in results.read_text().splitlines()]
+    deadline = time.monotonic() + 30
+    while alive_with(run_id) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive_with(run_id), "the optimisation outlived the suite's driver"
+    assert len(before) == 1
+
+    resumed = cli(["suite", "run", "--resume", suite_id, *args], env, tmp_path)
+    stdout, stderr = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, stderr[-3000:]
+    result = last_json(stdout)
+    assert result["suite_id"] == suite_id and result["status"] == "completed" and result["problems"] == 2
+    assert result["failed"] == 1 and result["problems_scored"] == 2 and set(result["fast_p"]) == \
+        {"0", "0.5", "0.8", "1.0", "1.2", "1.5", "2.0"}
+    assert result["fast_p"]["0"] == 0.5 and result["gpu_seconds"] == 0.0 and result["llm_cost_usd"] == 0.0
+    after = [json.loads(line)["variant"] for line in results.read_text().splitlines()]
+    assert after[: len(before)] == before and len(after) == len(set(after)) == 2  # nothing lost, none twice
+    with sqlite3.connect(ledger) as conn:
+        attempts, failure_kind, failure = conn.execute(
+            "SELECT (SELECT attempts FROM problems WHERE key = 'scale_relu'), failure_kind, failure FROM problems "
+            "WHERE key = 'a_not_a_problem'").fetchone()
+    assert attempts == 2 and failure_kind == "problem" and "missing Model" in failure
+
+    report = runner.invoke(app, ["suite", "report", suite_id, "--runs-dir", str(runs)])
+    assert report.exit_code == 0, report.output
+    md = Path(report.stdout.split()[-1]).read_text()
+    assert "### problem (1)" in md and "missing Model" in md and "| scale_relu | " in md and "[report](runs/" in md
+    assert "against the fastest torch.compile" not in md  # eager was the only baseline

@@ -1,0 +1,46 @@
+"""The driver's decisions that need no child process: a spent budget starts nothing, a file that is not a
+problem is refused before any process starts, lanes map to GPUs."""
+
+from __future__ import annotations
+
+from kernelpro.config import Settings
+from kernelpro.suite.budget import Limits
+from kernelpro.suite.driver import Driver, summary
+from kernelpro.suite.lanes import gpu_lanes
+from kernelpro.suite.layout import SuiteConfig, create_suite
+from kernelpro.suite.local import LocalBackend
+from kernelpro.suite.sources import resolve_sources
+from tests.conftest import DATA
+
+
+def test_a_spent_suite_budget_starts_no_problem_and_says_what_was_left(tmp_path):
+    refs = resolve_sources([DATA / "problems" / "scale_relu.py", DATA / "problems" / "repeated_relu.py"])
+    config = SuiteConfig(sources=["x"], device="cpu", totals=Limits(usd=0.0))
+    paths, ledger = create_suite(tmp_path, config, refs)
+    status, reason = Driver(paths, ledger, Settings(), LocalBackend([])).run()
+    assert status == "stopped" and reason == "suite model budget spent ($0.00 of $0.00); 2 problem(s) not started"
+    assert {row.state for row in ledger.problems()} == {"pending"} and not paths.logs.exists()
+
+
+def test_a_file_that_is_not_a_problem_fails_without_a_process(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("def get_inputs():\n    return []\n")
+    paths, ledger = create_suite(tmp_path, SuiteConfig(sources=["x"], device="cpu"), resolve_sources([broken]))
+    status, reason = Driver(paths, ledger, Settings(), LocalBackend([])).run()
+    row = ledger.problem("broken")
+    assert (status, row.state, row.failure_kind) == ("completed", "failed", "problem") and "missing Model" in \
+        row.failure
+    result = summary(paths, ledger, status, reason)
+    assert result["failed"] == 1 and result["fast_p"]["0"] == 0.0 and not paths.logs.exists()
+
+
+def test_each_gpu_lane_sees_its_own_gpu_and_a_share_of_the_cores(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    lanes = gpu_lanes([0, 1], Settings())
+    assert [(lane.name, lane.env["CUDA_VISIBLE_DEVICES"]) for lane in lanes] == [("gpu0", "4"), ("gpu1", "5")]
+    assert all(lane.env["KERNELPRO_HARNESS__GPU_DEVICES"] == "[0]" and lane.gpus == 1 for lane in lanes)
+    assert lanes[0].env["KERNELPRO_COMPILE__WORKERS"] == lanes[0].env["KERNELPRO_COMPILE__INLINE_WORKERS"] == "8"
+    settings = Settings()
+    settings.compile.workers = 3
+    assert "KERNELPRO_COMPILE__WORKERS" not in gpu_lanes([0], settings)[0].env

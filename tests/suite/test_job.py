@@ -1,0 +1,108 @@
+"""One problem's job: its commands, its limit (a hung problem is killed with its processes and recorded), the
+children dying with the process that started them, and the compile baselines as candidates."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from kernelpro.harness.judge import precheck
+from kernelpro.harness.result import EvalResult
+from kernelpro.suite.baselines import baseline_source, fastest_compile
+from kernelpro.suite.budget import Limits
+from kernelpro.suite.job import JobSpec, _parse, optimize_command, run_job
+from tests.conftest import DATA, problem
+
+
+def spec(tmp_path, **fields) -> JobSpec:
+    return JobSpec(**{"key": "level1/19_ReLU", "path": str(DATA / "problems" / "scale_relu.py"), "run_id": "r-1",
+                      "runs_dir": str(tmp_path / "runs"), "log_dir": str(tmp_path / "logs"), "device": "cpu",
+                      "max_iters": 2, **fields})
+
+
+def test_a_new_run_gets_the_ledgers_run_id_and_a_started_one_is_resumed(tmp_path):
+    job = spec(tmp_path, budgets=Limits(time_s=120, usd=0.25), policy="greedy", no_profile=True)
+    command = optimize_command(job)
+    assert command[command.index("--run-id") + 1] == "r-1" and "--resume" not in command
+    assert command[command.index("--time-budget") + 1] == "120s" and "--gpu-budget" not in command
+    assert command[command.index("--policy") + 1] == "greedy" and "--no-profile" in command
+    assert command[2] == "kernelpro.suite.orphan_guard" and command[3] == str(os.getpid())
+    (tmp_path / "runs" / "r-1").mkdir(parents=True)
+    (tmp_path / "runs" / "r-1" / "run.json").write_text("{}")
+    resumed = optimize_command(job)
+    assert resumed[resumed.index("--resume") + 1] == "r-1" and "--max-iters" not in resumed
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_problem_that_overruns_its_limit_is_killed_and_recorded_as_hung(tmp_path):
+    start = time.monotonic()
+    outcome = run_job(spec(tmp_path, timeout_s=1.5))
+    assert not outcome.ok and outcome.failure_kind == "hang" and "ran past the limit of 1 s" in outcome.failure
+    assert time.monotonic() - start < 30
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and str(tmp_path) in _cmdline(pid)]
+    assert (tmp_path / "logs" / "level1_19_ReLU.optimize.log").read_text().startswith("--- ")
+
+
+def test_what_a_child_leaves_says_how_it_ended():
+    summary = {"run_id": "r-1", "status": "completed"}
+    assert _parse(0, json.dumps(summary), "", 60, "the optimisation") == (summary, None, "")
+    tail = "--- 2026-12-01T00:00:00Z optimize p.py\nTraceback (most recent call last):\n  ...\nMemoryError: boom\n"
+    assert _parse(-9, "", tail, 60, "the optimisation") == \
+        (None, "crash", "the optimisation exited with -9: Traceback (most recent call last): | ... | MemoryError: boom")
+    assert _parse(0, "not json", "", 60, "the optimisation")[1] == "crash"
+    refused = _parse(2, "", "No language model...\nerror: p.py: no such file\n", 60, "the optimisation")
+    assert refused == (None, "problem", "error: p.py: no such file")
+    assert _parse(None, "", "", 90.4, "the baselines") == \
+        (None, "hang", "the baselines ran past the limit of 90 s and was killed")
+
+
+def test_a_child_dies_with_the_process_that_started_it(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "import os, subprocess, sys, time\n"
+        f"child = subprocess.Popen([sys.executable, '-m', 'kernelpro.suite.orphan_guard', str(os.getpid()), "
+        f"sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n")])
+    deadline = time.monotonic() + 20
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    time.sleep(0.5)  # the guard has exec'd into the sleeper
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        if open(f"/proc/{child}/stat").read().split()[2] == "Z":
+            break  # dead, waiting for init to reap it
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the child outlived its parent")
+
+
+def test_compile_baselines_are_candidates_the_guards_accept():
+    for name, mode in (("compile_default", "default"),
+                       ("compile_max_autotune_no_cudagraphs", "max-autotune-no-cudagraphs")):
+        source = baseline_source(problem("scale_relu"), name)
+        assert f'torch.compile(self.inner, mode="{mode}")' in source and "class ModelNew" in source
+        found = precheck(source)
+        assert not isinstance(found, EvalResult) and not [f for f in found if f.severity == "reject"]
+    assert fastest_compile({"compile_default": {"correct": True, "speedup": 1.3},
+                            "compile_max_autotune_no_cudagraphs": {"correct": False, "speedup": None}}) == \
+        ("compile_default", 1.3)
+    assert fastest_compile({}) is None

@@ -1,0 +1,49 @@
+"""The field's scores over a suite, from its ledger: fast_p as KernelBench defines it, geomean, per level."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelpro.suite.scores import suite_scores
+from tests.suite.helpers import ledger_with, run_summary
+
+COMPILED = {"compile_default": {"status": "ok", "correct": True, "speedup": 1.25, "speedup_ci95": [1.2, 1.3]}}
+
+
+def test_fast_p_counts_all_problems_and_only_re_judged_bests_above_one(tmp_path):
+    _, ledger = ledger_with(tmp_path, {
+        "level1/1_A": {"level": 1, "result": run_summary(True, 2.5), "baselines": COMPILED},
+        "level1/2_B": {"level": 1, "result": run_summary(True, 1.1), "baselines": COMPILED},
+        # correct candidates measured at 1.08x but not faster beyond the interval: the reference is kept
+        "level1/3_C": {"level": 1, "result": run_summary(False, 1.08), "baselines": {}},
+        "level2/1_D": {"level": 2, "result": run_summary(False, 0.6)},
+        "level2/2_E": {"level": 2, "result": run_summary(False, None, correct=0)},
+        "level2/3_F": {"level": 2, "state": "failed", "failure": "the optimisation ran past its limit",
+                       "failure_kind": "hang"},
+        "level2/4_G": {"level": 2, "result": run_summary(False, None, correct=0, degenerate="constant_output: x")},
+        "level2/5_H": {"level": 2, "state": "running"},
+    })
+    scores, problems = suite_scores(ledger.problems())
+    assert scores.problems == 6  # degenerate and unfinished problems are not scored
+    assert scores.correct == 4 and scores.improved == 2 and scores.correct_rate == pytest.approx(4 / 6)
+    assert scores.fast_p == pytest.approx({"0": 4 / 6, "0.5": 4 / 6, "0.8": 3 / 6, "1.0": 2 / 6, "1.2": 1 / 6,
+                                           "1.5": 1 / 6, "2.0": 1 / 6})
+    assert scores.geomean_speedup == pytest.approx((2.5 * 1.1 * 1.0 * 0.6) ** 0.25)
+    # against the fastest compile baseline (1.25x over eager) where one ran correctly, eager elsewhere
+    by_key = {p.key: p for p in problems}
+    assert by_key["level1/1_A"].vs_compile == pytest.approx(2.0) and by_key["level1/1_A"].compile_baseline
+    assert by_key["level1/2_B"].vs_compile == pytest.approx(0.88)
+    assert by_key["level1/3_C"].vs_compile == pytest.approx(1.0) and by_key["level1/3_C"].compile_baseline is None
+    assert scores.fast_p_vs_compile["1.0"] == pytest.approx(1 / 6)
+    assert scores.per_level["1"]["fast_p"]["1.0"] == pytest.approx(2 / 3)
+    assert scores.per_level["2"]["problems_scored"] == 3 and scores.per_level["2"]["correct"] == 1
+    assert scores.gpu_seconds == pytest.approx(6 * 60.0) and scores.llm_cost_usd == pytest.approx(3.0)
+    spend = scores.spend()
+    assert spend["gpu_minutes_per_problem"] == pytest.approx(1.0) and spend["usd_per_improved"] == pytest.approx(1.5)
+
+
+def test_an_empty_suite_scores_nothing(tmp_path):
+    _, ledger = ledger_with(tmp_path, {"a": {"state": "pending"}})
+    scores, _ = suite_scores(ledger.problems())
+    assert scores.problems == 0 and scores.geomean_speedup is None and scores.fast_p["1.0"] == 0.0
+    assert scores.spend()["usd_per_improved"] is None
