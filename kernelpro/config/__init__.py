@@ -26,6 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from kernelpro.config.compile import CompileSettings, CutlassSettings  # noqa: E402
 from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
 from kernelpro.config.llm import LLMSettings  # noqa: E402
+from kernelpro.config.mcp import McpSettings  # noqa: E402
 from kernelpro.config.memory import MemorySettings  # noqa: E402
 from kernelpro.config.paths import KERNELPRO_HOME, USER_CACHE_DIR  # noqa: E402
 from kernelpro.config.search import SearchSettings  # noqa: E402
@@ -33,7 +34,7 @@ from kernelpro.config.search import SearchSettings  # noqa: E402
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 __all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
-           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "Tolerance",
+           "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings", "SearchSettings", "Settings", "Tolerance",
            "load_settings"]
 
 
@@ -57,6 +58,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(
