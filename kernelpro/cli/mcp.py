@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 
 from kernelpro.cli.errors import fail as _fail
+from kernelpro.cli.inputs import device_or_fail, problem_or_fail
 from kernelpro.config import load_settings
-from kernelpro.problem import ProblemError, load_problem
 
 errors = Console(stderr=True)  # over stdio, stdout is the protocol's: nothing else may be written there
 
@@ -28,26 +28,21 @@ def mcp_command(
     """Serve kernelpro's tools to another agent (Claude Code, Cursor, an IDE) over the Model Context Protocol:
     judge, profile, diagnose, read metrics and reports, ncu's sections and rules, compile and static reports,
     CUTLASS/CuTe search, memory. One judge serves every call of the session."""
+    if transport not in ("stdio", "http"):
+        _fail(f"--transport {transport!r}: use stdio or http")
+    chosen: Literal["stdio", "http"] = transport  # type: ignore[assignment]
+    settings = load_settings()
+    problem = problem_or_fail(reference) if reference is not None else None
+    resolved = device_or_fail(device, settings)
+
     import anyio
 
     from kernelpro.app import tool_session
-    from kernelpro.harness.jobs import resolve_device
     from kernelpro.mcp.http import new_token, serve_http
     from kernelpro.mcp.resources import ResourceStore
     from kernelpro.mcp.server import build_server, serve_stdio
     from kernelpro.mcp.session import ToolSession
 
-    if transport not in ("stdio", "http"):
-        _fail(f"--transport {transport!r}: use stdio or http")
-    chosen: Literal["stdio", "http"] = transport  # type: ignore[assignment]
-    settings = load_settings()
-    problem = None
-    if reference is not None:
-        try:
-            problem = load_problem(reference)
-        except ProblemError as error:
-            _fail(str(error))
-    resolved = resolve_device(device if device != "auto" else settings.device)
     session = ToolSession(tool_session(settings, resolved, problem), ResourceStore(settings.mcp.max_resources))
     server = build_server(session)
     try:
