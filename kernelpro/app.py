@@ -151,3 +151,12 @@ def build_context(settings: Settings, problem: Problem, device: str, gpu: str, f
         tools=tools, tool_mode=settings.llm.tool_calling, interactive=interactive,
         checks=candidate_checks(settings),
     )
+
+
+def tool_session(settings: Settings, device: str, problem: Problem | None = None, *, gpu: str | None = None,
+                 run_id: str = "mcp") -> ToolContext:
+    """The tools of a session outside a run (the MCP server): every tool bound to one long-lived judge, the one
+    ``harness.backend`` names, so judging a candidate reuses the session's worker. ``close()`` it at the end
+    through ``context.evaluator``."""
+    return ToolContext(settings=settings, problem=problem, device=device, run_id=run_id, gpu=gpu,
+                       evaluator=evaluator(settings, device))

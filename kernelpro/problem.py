@@ -56,16 +56,25 @@ def parse_problem(source: str, name: str, path: Path | None = None) -> Problem:
     return Problem(name=name, source=source, path=path)
 
 
+def read_source_file(path: str | Path) -> str:
+    """A Python source file's text; a missing, unreadable or binary file is a ``ProblemError`` that says which."""
+    path = Path(path)
+    if path.is_dir():
+        raise ProblemError(f"{path}: a directory, not a Python file")
+    if not path.exists():
+        raise ProblemError(f"{path}: no such file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProblemError(f"{path}: not a text file ({exc.reason})") from exc
+    except OSError as exc:
+        raise ProblemError(f"{path}: cannot be read ({exc.strerror})") from exc
+
+
 def load_problem(path: str | Path) -> Problem:
     """Read one problem file."""
     path = Path(path)
-    if not path.is_file():
-        raise ProblemError(f"{path}: no such file")
-    try:
-        source = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProblemError(f"{path}: not a text file ({exc.reason})") from exc
-    return parse_problem(source, name=path.stem, path=path)
+    return parse_problem(read_source_file(path), name=path.stem, path=path)
 
 
 def load_problems(directory: str | Path) -> list[Problem]:

@@ -10,11 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kernelpro.cli.errors import fail as _fail
+from kernelpro.cli.inputs import candidate_or_fail, device_or_fail, problem_or_fail
 from kernelpro.config import load_settings
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
-from kernelpro.problem import ProblemError, load_problem
 
 console = Console()
 
@@ -36,21 +35,17 @@ def eval_command(
     Several candidates of one problem go through the pipeline: CUDA kernels compiled ahead in a CPU pool, then one
     worker per GPU (long-lived by default; harness.worker_mode = "fresh" for a new process per candidate).
     With one candidate --json prints its verdict; with several, {"problem": ..., "results": [...]}.
-    Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged.
+    Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged (a missing or
+    unreadable file, a problem not in KernelBench's format, --device cuda without a GPU, a reference that fails).
     """
     from kernelpro.harness.judge import judge_many
 
     settings = load_settings()
     if timeout is not None:
         settings.harness.timeout_s = timeout
-    try:
-        problem = load_problem(reference)
-    except ProblemError as exc:
-        _fail(str(exc))
-    for path in candidates:
-        if not path.is_file():
-            _fail(f"{path}: no such file")
-    sources = [path.read_bytes().decode("utf-8", errors="replace") for path in candidates]
+    problem = problem_or_fail(reference)
+    sources = [candidate_or_fail(path) for path in candidates]
+    device = device_or_fail(device, settings)
     results = judge_many(problem, sources, device=device, settings=settings, timing=not no_timing)
     if as_json:
         rows = [{"candidate_file": str(path), **result.to_json_dict()}

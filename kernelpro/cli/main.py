@@ -1,25 +1,72 @@
 """The ``kernelpro`` command: the typer app, with one module per command group registered on it.
 
-The command-line layer is the only one that prints, opens a checkpointer or chooses a run directory.
+The command-line layer is the only one that prints, opens a checkpointer or chooses a run directory. ``run``
+maps every way a command can end onto the exit codes of ``exit_codes``.
 """
 
 from __future__ import annotations
 
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Annotated
+
 import typer
 
-from kernelpro.cli import doctor, eval, memory, optimize, profile, suite
+import kernelpro
+from kernelpro.cli import doctor, eval, mcp, memory, optimize, profile, suite
+from kernelpro.cli.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, OK
 
 app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
-for group in (eval, doctor, memory, profile, optimize, suite):
+for group in (eval, doctor, memory, profile, optimize, suite, mcp):
     group.register(app)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kernelpro {kernelpro.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print kernelpro's version and exit.")] = False,
+) -> None:
+    """kernelpro: make GPU kernels faster, with a judge you can trust.
+
+    Exit codes: 0 ok, 1 internal error (a bug), 2 bad input, 3 no improvement (keep the reference), 4 failed
+    (a run that can be resumed, a missing requirement, nothing measured), 130 interrupted.
+    """
+
+
+def run(argv: Sequence[str] | None = None, command: typer.Typer = app) -> int:
+    """Run one command line; its exit code. Usage errors are bad input, Ctrl-C is an interruption, and an
+    exception nobody caught is an internal error, with its traceback."""
+    try:
+        code = command(args=list(sys.argv[1:] if argv is None else argv), prog_name="kernelpro",
+                       standalone_mode=False)
+    except (typer.Abort, KeyboardInterrupt):  # Ctrl-C (turned into Abort by the parser), or an aborted prompt
+        print("\ninterrupted", file=sys.stderr)
+        return INTERRUPTED
+    except typer.TyperException as error:  # a usage error: an unknown command or option, a bad value
+        show = getattr(error, "show", None)
+        show() if show else print(f"error: {error.format_message()}", file=sys.stderr)
+        return BAD_INPUT
+    except Exception:  # noqa: BLE001 - the one place a bug surfaces: say so, with what a report needs
+        traceback.print_exc()
+        print(f"kernelpro {kernelpro.__version__}: internal error (a bug); please report it with the traceback "
+              "above", file=sys.stderr)
+        return INTERNAL_ERROR
+    return code if isinstance(code, int) else OK
 
 
 def main() -> None:
     from kernelpro.harness.isolation import hide_this_process
 
     hide_this_process()  # it may hold a provider's key: no other process of this user may read its memory
-    app()
+    sys.exit(run())
 
 
 if __name__ == "__main__":

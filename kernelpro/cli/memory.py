@@ -121,6 +121,10 @@ def memory_export(
     path: StorePathOption = None,
 ) -> None:
     """Write every record to FILE."""
+    if file.is_dir():
+        _fail(f"{file}: a directory; give the file to write")
+    if not file.parent.is_dir():
+        _fail(f"{file.parent}: no such directory to write {file.name} in")
     store = _memory_store(path, must_exist=True)
     with _memory_errors():
         count = store.export_jsonl(file)
@@ -133,6 +137,8 @@ def memory_import(
     path: StorePathOption = None,
 ) -> None:
     """Add the records in FILE; records already present are skipped."""
+    if file.is_dir():
+        _fail(f"{file}: a directory, not a JSON Lines file")
     if not file.is_file():
         _fail(f"{file}: no such file")
     store = _memory_store(path)

@@ -17,10 +17,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from kernelpro.cli.errors import fail as _fail
+from kernelpro.cli.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK
+from kernelpro.cli.inputs import device_or_fail, problem_or_fail
 from kernelpro.cli.optimize_terminal import Progress, ask_user
 from kernelpro.cli.run_outputs import write_outputs
 from kernelpro.config import load_settings
-from kernelpro.problem import ProblemError, load_problem
 
 NO_LLM_NOTICE = (
     "No language model is configured, so kernelpro runs its built-in recipes {recipes}. To let the agents write "
@@ -65,7 +66,6 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     from kernelpro.graphs.context import Budgets
     from kernelpro.graphs.optimize import builder
     from kernelpro.graphs.run_files import RunFiles, RunNotFound, new_run_id
-    from kernelpro.harness.judge import resolve_device
     from kernelpro.llm import UsageMeter, llm_configured
 
     out = Console(stderr=True) if as_json else Console()
@@ -97,12 +97,9 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             settings.llm.model = meta["model"]
         if meta.get("search_policy") and policy is None:
             settings.search.policy = meta["search_policy"]
-    try:
-        problem = load_problem(reference)
-    except ProblemError as error:
-        _fail(str(error))
+    problem = problem_or_fail(reference)
+    device = device_or_fail(device, settings, asked_by=f"run {resume} ran on cuda" if resume else None)
     if not resume:
-        device = resolve_device(device if device != "auto" else settings.device)
         budgets = Budgets(max_iters=max_iters or 8, time_s=_durations(time_budget), gpu_s=_durations(gpu_budget),
                           usd=usd_budget if usd_budget is not None else settings.llm.budget_usd)
         if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}", run_id):
@@ -144,7 +141,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         progress = Progress(out, budgets.max_iters)
         # A run killed before its first step checkpointed starts from the beginning.
         feed: Any = None if resume and previous else {"run_id": run_id}
-        status = "failed"
+        status, interrupted = "failed", False
         try:
             while True:
                 for chunk in graph.stream(feed, config, context=context, stream_mode="updates",
@@ -161,7 +158,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             status = state.get("status", "failed")
         except KeyboardInterrupt:
             state = graph.get_state(config).values
-            status = "stopped"
+            status, interrupted = "stopped", True
             out.print(f"stopped; resume with: kernelpro optimize --resume {run_id}")
         except Exception as error:  # noqa: BLE001 - the run directory keeps everything judged so far
             state = graph.get_state(config).values
@@ -188,6 +185,20 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         else:
             out.print(f"[bold]{status}[/]: [bold yellow]no improvement: keep the reference[/] "
                       f"({summary['no_improvement_reason']}); report: {summary['report']}", soft_wrap=True)
+    by_user = interrupted or str(state.get("stop_reason", "")).startswith("stopped by the user")
+    code = exit_code(status, summary["improved"], by_user)
+    if code != OK:
+        raise typer.Exit(code=code)
+
+
+def exit_code(status: str, improved: bool, stopped_by_user: bool) -> int:
+    """A run's exit status: stopped by the user (resumable), failed (resumable), or ended (every candidate judged
+    or a budget spent) with or without an improvement."""
+    if stopped_by_user:
+        return INTERRUPTED
+    if status == "failed":
+        return FAILED
+    return OK if improved else NO_IMPROVEMENT
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from kernelpro.cli.errors import fail as _fail
-from kernelpro.problem import ProblemError, load_problem
+from kernelpro.cli.exit_codes import FAILED
+from kernelpro.cli.inputs import candidate_or_fail, problem_or_fail
 
 
 def register(app: typer.Typer) -> None:
@@ -30,11 +31,8 @@ def register(app: typer.Typer) -> None:
         from kernelpro.tools.profiling.ncu_command import NcuOptions
         from kernelpro.tools.profiling.service import profile_and_diagnose
 
-        try:
-            problem = load_problem(reference)
-        except ProblemError as error:
-            _fail(str(error))
-        source = candidate.read_text() if candidate else None
+        problem = problem_or_fail(reference)
+        source = candidate_or_fail(candidate) if candidate else None
         console = Console(stderr=as_json)
         console.print(f"profiling {candidate or reference} with Nsight Compute ...")
         profiled = profile_and_diagnose(problem.source, source, workdir=out,
@@ -56,7 +54,7 @@ def register(app: typer.Typer) -> None:
             if result.overhead_s is not None:
                 console.print(f"ncu took {result.wall_s:.1f} s ({result.overhead_s:.1f} s more than a plain run)")
         if result.source == "none":
-            raise typer.Exit(code=1)
+            raise typer.Exit(code=FAILED)
 
     @app.command("diagnose")
     def diagnose(

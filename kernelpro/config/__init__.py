@@ -26,6 +26,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from kernelpro.config.compile import CompileSettings, CutlassSettings  # noqa: E402
 from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
 from kernelpro.config.llm import LLMSettings  # noqa: E402
+from kernelpro.config.mcp import McpSettings  # noqa: E402
 from kernelpro.config.memory import MemorySettings  # noqa: E402
 from kernelpro.config.paths import KERNELPRO_HOME, USER_CACHE_DIR  # noqa: E402
 from kernelpro.config.search import SearchSettings  # noqa: E402
@@ -34,8 +35,8 @@ from kernelpro.config.suite import SuiteSettings  # noqa: E402
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 __all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
-           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "SuiteSettings",
-           "Tolerance", "load_settings"]
+           "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings", "SearchSettings", "Settings",
+           "SuiteSettings", "Tolerance", "load_settings"]
 
 
 class Settings(BaseSettings):
@@ -59,6 +60,7 @@ class Settings(BaseSettings):
     search: SearchSettings = Field(default_factory=SearchSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -12,6 +12,7 @@ from typing import Any
 
 from kernelpro.tools import schemas as s
 from kernelpro.tools.context import Reply, ToolContext
+from kernelpro.tools.ncu_faces import ncu_rules, ncu_sections, report_details
 
 Binder = Callable[[ToolContext], Callable[..., Reply]]
 
@@ -282,6 +283,12 @@ CATALOGUE: list[tuple[str, str, type, Binder]] = [
     ("static_report", "Compile CUDA C++ and report, without running it: registers, spills, shared memory, the "
      "occupancy they allow, and the SASS instruction mix (tensor cores, vector widths, FP64, local memory).",
      s.StaticReportArgs, static_report),
+    ("ncu_sections", "Nsight Compute's sections and section sets (what `ncu --section`/`--set` collect), or the "
+     "sections a saved report holds.", s.NcuListArgs, ncu_sections),
+    ("ncu_rules", "Nsight Compute's guided-analysis rules, or the rules whose results a saved report holds.",
+     s.NcuListArgs, ncu_rules),
+    ("report_details", "A saved .ncu-rep's details page: per kernel, each section's metrics by ncu's labels and "
+     "its rule results (what ncu's own analysis advises).", s.ReportDetailsArgs, report_details),
 ]
 
 # Tools that only make sense where CUDA candidates run: not offered when the run's device is the CPU, where the

@@ -25,7 +25,7 @@ def _clip(text: str) -> str:
     return text[:MAX_CONTENT_CHARS] + f"\n... ({len(text) - MAX_CONTENT_CHARS} more characters cut)"
 
 
-def _validation_message(error: ValidationError) -> str:
+def validation_message(error: ValidationError) -> str:
     problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in error.errors())
     return f"invalid arguments ({problems}); call the tool again with arguments that match its schema"
 
@@ -42,7 +42,7 @@ def face(name: str, description: str, schema: type[BaseModel], run: Callable[...
 
     return StructuredTool.from_function(func=safe, name=name, description=description, args_schema=schema,
                                         response_format="content_and_artifact",
-                                        handle_validation_error=_validation_message)
+                                        handle_validation_error=validation_message)
 
 
 def build_tools(context: ToolContext) -> list[BaseTool]:

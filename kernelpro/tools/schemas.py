@@ -92,3 +92,16 @@ class ReadMetricsArgs(BaseModel):
 class StaticReportArgs(CompileCheckArgs):
     block_size: int | None = Field(None, ge=1, le=1024, description="Threads per block, for occupancy figures.")
     dynamic_shared_bytes: int = Field(0, ge=0, description="Dynamic shared memory per block of the launch.")
+
+
+class NcuListArgs(BaseModel):
+    report: str | None = Field(None, description="A saved .ncu-rep: list what it holds instead of asking the "
+                                                 "installed ncu.")
+
+
+class ReportDetailsArgs(BaseModel):
+    report: str = Field(description="Path of a saved .ncu-rep report.")
+    kernel: str | None = Field(None, description="Only launches whose kernel name contains this.")
+    section: str | None = Field(None, description="Only this section (identifier or name, e.g. 'SpeedOfLight', "
+                                                  "'Occupancy').")
+    body: bool = Field(False, description="Also each section's body metrics (chart and table data; long).")

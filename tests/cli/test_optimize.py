@@ -98,8 +98,8 @@ def test_optimize_with_a_model_over_http(openai_server, tmp_path):
     proc = optimize([str(PROBLEM), "--device", "cpu", "--max-iters", "3", "--runs-dir", str(tmp_path / "runs"),
                      "--json"], environment(openai_server, tmp_path), tmp_path)
     stdout, stderr = proc.communicate(timeout=600)
-    assert proc.returncode == 0, stderr[-3000:]
     result = last_json(stdout)
+    assert proc.returncode == (0 if result["improved"] else 3), stderr[-3000:]  # ok, or no improvement
     assert result["status"] == "completed" and result["candidates_judged"] == 3
     assert result["search_policy"] == "mcts" and result["idea_source"] == "llm"  # the default with a model
     assert_a_real_improvement_or_keep_the_reference(result, VARIANTS)
@@ -144,12 +144,13 @@ def test_without_a_model_it_says_so_and_runs_the_recipes(tmp_path):
     proc = optimize([str(PROBLEM), "--device", "cpu", "--max-iters", "3", "--runs-dir", str(tmp_path / "runs"),
                      "--json", "--no-memory"], env, tmp_path)
     stdout, stderr = proc.communicate(timeout=600)
-    assert proc.returncode == 0, stderr[-3000:]
+    assert proc.returncode in (0, 3), stderr[-3000:]
     assert "No language model is configured" in stderr and "KERNELPRO_LLM__MODEL" in stderr
     notice = " ".join(stderr.split("To let the agents")[0].split())
     assert "on this CPU: torch.inference_mode" in notice and "not profiled: profiling needs an NVIDIA GPU" in notice
     assert "CUDA graph" not in notice and "cuDNN" not in notice and "TF32" not in notice  # what runs here, only
     result = last_json(stdout)
+    assert proc.returncode == (0 if result["improved"] else 3)
     assert result["search_policy"] == result["idea_source"] == "recipes" and result["candidates_judged"] == 3
     logged = [json.loads(line) for line in Path(result["results"]).read_text().splitlines()]
     judged = [e for e in logged if "final_of" not in e]
@@ -184,8 +185,8 @@ def test_a_killed_run_resumes_without_losing_or_rejudging_anything(openai_server
     run_id = results.parent.name
     resumed = optimize(["--resume", run_id, "--runs-dir", str(runs), "--json"], env, tmp_path)
     stdout, stderr = resumed.communicate(timeout=600)
-    assert resumed.returncode == 0, stderr[-3000:]
     result = last_json(stdout)
+    assert resumed.returncode == (0 if result["improved"] else 3), stderr[-3000:]
     assert result["run_id"] == run_id and result["status"] == "completed" and result["candidates_judged"] == 3
     after = [json.loads(line) for line in results.read_text().splitlines()]
     assert [e["variant"] for e in after[: len(before)]] == [e["variant"] for e in before]  # nothing lost

@@ -11,7 +11,8 @@ from kernelpro.tools.registry import ToolContext, tools_by_name
 from tests.conftest import DATA, problem
 from tests.tools.test_registry import GOOD_KERNEL, call
 
-PLANTED = DATA / "ncu" / "planted"
+NCU = DATA / "ncu"
+PLANTED = NCU / "planted"
 LOCAL_ARRAY = """
 extern "C" __global__ void local_array(const float* x, float* y, const int* idx, int n) {
     float acc[64];
@@ -90,3 +91,20 @@ def test_profile_without_a_gpu_falls_back_to_torch_profiler(tools):
 def test_every_profiling_tool_is_in_the_catalogue(tools):
     assert {"profile", "diagnose", "read_metrics", "static_report"} <= set(tools)
     assert Path(PLANTED).is_dir()
+
+
+def test_report_details_by_section_and_kernel(tools):
+    report = str(NCU / "reports" / "smem_bank_conflicts.ncu-rep")
+    found = call(tools, "report_details", report=report, section="Occupancy", kernel="smem")
+    assert "Occupancy (Occupancy)" in found.content and "Achieved Occupancy" in found.content
+    assert [s["id"] for s in found.artifact[0]["sections"]] == ["Occupancy"]
+    missing = call(tools, "report_details", report=report, section="NoSuchSection")
+    assert "no section 'NoSuchSection'" in missing.content
+
+
+def test_ncu_sections_and_rules_of_a_report(tools):
+    report = str(NCU / "reports" / "memory_bound.ncu-rep")
+    sections = call(tools, "ncu_sections", report=report)
+    assert "SpeedOfLight | GPU Speed Of Light Throughput" in sections.content
+    rules = call(tools, "ncu_rules", report=report)
+    assert "SOLBottleneck" in rules.content and rules.artifact["rules"]

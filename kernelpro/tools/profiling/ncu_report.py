@@ -73,11 +73,11 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def read_ncu_report(path: str | Path, timeout_s: float = READ_TIMEOUT_S) -> list[KernelMetrics]:
-    """Every kernel launch in the report, in launch order."""
+def run_reader(module: str, path: str | Path, *args: str, timeout_s: float = READ_TIMEOUT_S) -> list[str]:
+    """Run a reader module (``python -m module REPORT ARGS``) on a checked report; its stdout's JSON lines."""
     path = Path(path)
     _check_magic(path)
-    command = [sys.executable, "-m", "kernelpro.tools.profiling.ncu_report_reader", str(path)]
+    command = [sys.executable, "-m", module, str(path), *args]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
                               env=_child_env())
@@ -85,4 +85,10 @@ def read_ncu_report(path: str | Path, timeout_s: float = READ_TIMEOUT_S) -> list
         raise NcuReportError(f"{path}: the ncu_report module did not finish reading it in {timeout_s:.0f} s") from None
     if done.returncode != 0:
         raise NcuReportError(_reader_failure(path, done.returncode, done.stderr))
-    return [_kernel_from_json(line) for line in done.stdout.splitlines() if line.strip()]
+    return [line for line in done.stdout.splitlines() if line.strip()]
+
+
+def read_ncu_report(path: str | Path, timeout_s: float = READ_TIMEOUT_S) -> list[KernelMetrics]:
+    """Every kernel launch in the report, in launch order."""
+    lines = run_reader("kernelpro.tools.profiling.ncu_report_reader", path, timeout_s=timeout_s)
+    return [_kernel_from_json(line) for line in lines]

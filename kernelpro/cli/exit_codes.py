@@ -1,0 +1,26 @@
+"""What `kernelpro`'s exit status means: the same on every command, documented in the README.
+
+A script can tell "worked" from "worked, nothing to gain" from "fix your input" from "try again later" from
+"a bug" without reading the output.
+"""
+
+from __future__ import annotations
+
+OK = 0
+"""The command did its job: a run that found an improvement, verdicts given (whatever they are), a report."""
+INTERNAL_ERROR = 1
+"""An unexpected exception inside kernelpro: a bug. Its traceback is printed; please report it."""
+BAD_INPUT = 2
+"""The command line or an input cannot be used: a missing, unreadable or non-KernelBench file, an unknown option,
+``--device cuda`` where no GPU is visible. Nothing was run."""
+NO_IMPROVEMENT = 3
+"""`optimize` ended (every candidate judged, or a budget spent) with no candidate faster than the reference beyond
+its interval: keep the reference."""
+FAILED = 4
+"""The work could not be done here: a run failed (what it judged is kept; ``--resume`` continues it), `doctor`
+found something required missing, `profile` measured nothing."""
+INTERRUPTED = 130
+"""Stopped by the user: Ctrl-C, or `t` (stop) at an interactive prompt. A run can be resumed."""
+
+MEANINGS = {OK: "ok", INTERNAL_ERROR: "internal error", BAD_INPUT: "bad input", NO_IMPROVEMENT: "no improvement",
+            FAILED: "failed", INTERRUPTED: "interrupted"}

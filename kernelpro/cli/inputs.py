@@ -1,0 +1,51 @@
+"""What the commands check before they start anything: the device exists, the files are there and readable, the
+problem is in KernelBench's format. Each failure is one specific line and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelpro.cli.errors import fail
+from kernelpro.config import Settings
+from kernelpro.problem import Problem, ProblemError, load_problem
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def device_or_fail(device: str, settings: Settings, asked_by: str | None = None) -> str:
+    """``cpu`` or ``cuda``: ``auto`` (or ``settings.device``) resolved; ``cuda`` refused where no GPU is visible.
+    ``asked_by`` names who asked for the device in the message (default: the option or the setting)."""
+    if device not in DEVICES:
+        fail(f"--device {device!r}: use one of {', '.join(DEVICES)}")
+    chosen = device if device != "auto" else settings.device
+    import torch
+
+    if chosen == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if chosen == "cuda" and not torch.cuda.is_available():
+        why = ("this torch is a CPU-only build" if torch.version.cuda is None
+               else "torch sees no GPU (no NVIDIA driver, or CUDA_VISIBLE_DEVICES hides them)")
+        where = asked_by or ("--device cuda" if device == "cuda" else "the setting device = \"cuda\"")
+        fail(f"{where}, but no GPU is usable here: {why}. Use --device cpu, or run on a machine with an NVIDIA "
+             "GPU (kernelpro doctor shows what this one has)")
+    return chosen
+
+
+def problem_or_fail(path: Path) -> Problem:
+    try:
+        return load_problem(path)
+    except ProblemError as error:
+        fail(str(error))
+
+
+def candidate_or_fail(path: Path) -> str:
+    """A candidate's source. Bytes that are not UTF-8 are kept (replaced) for the judge to classify as not Python;
+    a file that is missing, a directory or unreadable is refused here."""
+    if path.is_dir():
+        fail(f"{path}: a directory, not a candidate file")
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        fail(f"{path}: no such file")
+    except OSError as error:
+        fail(f"{path}: cannot be read ({error.strerror})")
