@@ -12,8 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 import kernelpro
-from kernelpro.cli.exit_codes import FAILED
 from kernelpro.config import load_settings
+from kernelpro.exit_codes import FAILED
 
 console = Console()
 

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from kernelpro.cli.exit_codes import BAD_INPUT
+from kernelpro.exit_codes import BAD_INPUT
 
 errors = Console(stderr=True)
 

@@ -15,7 +15,7 @@ import typer
 
 import kernelpro
 from kernelpro.cli import doctor, eval, mcp, memory, optimize, profile, suite
-from kernelpro.cli.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, OK
+from kernelpro.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, OK
 
 app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", no_args_is_help=True,
                   pretty_exceptions_enable=False)

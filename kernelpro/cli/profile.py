@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from kernelpro.cli.errors import fail as _fail
-from kernelpro.cli.exit_codes import FAILED
 from kernelpro.cli.inputs import candidate_or_fail, problem_or_fail
+from kernelpro.exit_codes import FAILED
 
 
 def register(app: typer.Typer) -> None:

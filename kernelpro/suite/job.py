@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kernelpro.exit_codes import BAD_INPUT, FAILED, NO_IMPROVEMENT, OK
 from kernelpro.suite.budget import Limits
 
 FailureKind = Literal["problem", "crash", "hang", "lost"]
@@ -124,13 +125,14 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
            ) -> tuple[dict[str, Any] | None, FailureKind | None, str]:
     if code is None:
         return None, "hang", f"{stage} ran past the limit of {timeout_s:.0f} s and was killed"
-    if code == 2:
+    if code == BAD_INPUT:
         return None, "problem", _error_line(tail)
     try:
         data = json.loads(last)
     except ValueError:
         data = None
-    if code != 0 or not isinstance(data, dict):
+    # optimize's summary comes with 0 (improved), 3 (keep the reference) or 4 (the run failed, said in it)
+    if code not in (OK, NO_IMPROVEMENT, FAILED) or not isinstance(data, dict):
         return None, "crash", f"{stage} exited with {code}: {_error_line(tail)}"
     return data, None, ""
 

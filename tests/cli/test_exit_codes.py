@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 import kernelpro
 from kernelpro.cli import app
-from kernelpro.cli.exit_codes import BAD_INPUT, FAILED, INTERNAL_ERROR, INTERRUPTED, NO_IMPROVEMENT, OK
 from kernelpro.cli.main import run
 from kernelpro.cli.optimize import exit_code
+from kernelpro.exit_codes import BAD_INPUT, FAILED, INTERNAL_ERROR, INTERRUPTED, NO_IMPROVEMENT, OK
 from tests.conftest import DATA
 
 runner = CliRunner()
