@@ -23,6 +23,7 @@ from pydantic_settings import (
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from kernelpro.config.chat import ChatSettings  # noqa: E402
 from kernelpro.config.compile import CompileSettings, CutlassSettings  # noqa: E402
 from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
 from kernelpro.config.llm import LLMSettings  # noqa: E402
@@ -32,7 +33,7 @@ from kernelpro.config.search import SearchSettings  # noqa: E402
 
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
-__all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
+__all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "ChatSettings", "CompileSettings", "CutlassSettings", "DeviceChoice",
            "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "Tolerance",
            "load_settings"]
 
@@ -57,6 +58,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
 
     @classmethod
     def settings_customise_sources(
