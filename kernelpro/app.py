@@ -168,6 +168,8 @@ def build_chat_session(settings: Settings, problem: Problem, reference_path: Pat
     tool_context = ToolContext(settings=settings, problem=problem, device=device, run_id=files.thread_id, gpu=gpu,
                                evaluator=judge)
     tool_context.backend("profile_dir", lambda: files.root / "profiles")
+    from kernelpro.chat.graph import StopOnCancel
+
     if model is None and llm_configured(settings):
         model = chat_model(settings, "chat", meter=meter)
     elif model is not None and meter is not None and meter not in (model.callbacks or []):
@@ -175,6 +177,8 @@ def build_chat_session(settings: Settings, problem: Problem, reference_path: Pat
     session = ChatSession(settings=settings, problem=problem, reference_path=Path(reference_path), device=device,
                           gpu=gpu, files=files, evaluator=judge, tool_context=tool_context, model=model, meter=meter,
                           budgets=budgets or ChatBudgets(usd=settings.llm.budget_usd))
+    if model is not None:  # Ctrl-C ends a streamed reply at its next token
+        model.callbacks = [*(model.callbacks or []), StopOnCancel()]
     tools = build_tools(tool_context, every_device=True) + chat_tools(session)
     session.tools = {tool.name: tool for tool in tools}
     return session

@@ -10,11 +10,14 @@ GPU budget is spent, and interrupts for the user's yes or no once the thread has
 
 from __future__ import annotations
 
+import contextvars
 import json
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -27,6 +30,26 @@ from kernelpro.chat.state import ChatState
 from kernelpro.llm import BudgetExceeded
 
 STOPPED = "stopped by the user before it finished"
+
+
+class Cancelled(Exception):
+    """The user stopped the answer (``ChatSession.cancel``); the node's work so far is not checkpointed."""
+
+
+_answer_cancel: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("answer_cancel", default=None)
+
+
+class StopOnCancel(BaseCallbackHandler):
+    """Ends a streamed model reply at its next token once the answer's ``cancel`` event (the one the agent node
+    took from the session as it started) is set."""
+
+    raise_error = True
+    run_inline = True
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        cancel = _answer_cancel.get()
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("stopped by the user")
 
 
 def answered(messages: list[AnyMessage]) -> list[AnyMessage]:
@@ -76,8 +99,14 @@ def make_agent(default: Callable[[], ChatSession] | None) -> Callable[..., dict[
         reason = usd_stop(session)
         if not reason:
             prompt = system_prompt(session, state.get("candidate", ""), state.get("gpu_s", 0.0))
+            # This answer's event: a stopped answer whose reply comes late must not write it, whatever the
+            # session's next answer does meanwhile (the terminal gives the session a fresh event).
+            cancel = session.cancel
+            _answer_cancel.set(cancel)
+            _check(cancel)
             try:
                 reply = session.bound_model().invoke([SystemMessage(prompt), *answered(state.get("messages", []))])
+                _check(cancel)
             except BudgetExceeded as spent:
                 reason = str(spent)
             else:
@@ -122,6 +151,7 @@ def make_tools(default: Callable[[], ChatSession] | None) -> Callable[..., dict[
         last = state["messages"][-1]
         calls = list(last.tool_calls) if isinstance(last, AIMessage) else []
         refused = _refusals(state, session, calls)  # before any call runs: an interrupt reruns this node
+        cancel = session.cancel
         candidate, previous = state.get("candidate", ""), state.get("previous", "")
         session.candidate = _path(candidate)
         messages: list[ToolMessage] = []
@@ -129,6 +159,9 @@ def make_tools(default: Callable[[], ChatSession] | None) -> Callable[..., dict[
         gpu_s = 0.0
         for call in calls:
             tool = session.tools.get(call["name"])
+            if cancel.is_set():  # what ran is kept; the calls not started are answered as stopped
+                messages.append(ToolMessage(STOPPED, tool_call_id=call["id"], name=call["name"], status="error"))
+                continue
             if call["id"] in refused:
                 messages.append(ToolMessage(refused[call["id"]], tool_call_id=call["id"], name=call["name"],
                                             status="error"))
@@ -154,6 +187,11 @@ def make_tools(default: Callable[[], ChatSession] | None) -> Callable[..., dict[
         return {"messages": messages, "gpu_s": gpu_s, "candidate": candidate, "previous": previous,
                 "verdicts": verdicts}
     return tools
+
+
+def _check(cancel: threading.Event) -> None:
+    if cancel.is_set():
+        raise Cancelled("stopped by the user")
 
 
 def _path(text: str) -> Any:

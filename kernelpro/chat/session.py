@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ class ChatSession:
     meter: Any = None  # UsageMeter
     budgets: ChatBudgets = field(default_factory=ChatBudgets)
     candidate: Path | None = None  # the current candidate, synced from the state before each round of tools
+    cancel: threading.Event = field(default_factory=threading.Event)  # set: stop the answer being written
     _bound: Any = None
 
     @property

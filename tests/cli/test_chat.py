@@ -1,0 +1,131 @@
+"""`kernelpro chat` end to end in a real process on a pseudo-terminal: the loopback OpenAI-compatible server plays
+the model (streamed replies with tool calls, through LiteLLM over HTTP), the real CPU judge judges, the thread
+checkpoints to SQLite. Asserts on what the agent sent and the files it wrote; Ctrl-C stops one answer only."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import termios
+import threading
+import time
+from pathlib import Path
+
+from tests.cli.test_optimize import PROBLEM, environment
+from tests.graphs.helpers import HONEST
+from tests.support.openai_server import Completion, OpenAIServer, openai_server_fixture  # noqa: F401
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
+
+
+class Terminal:
+    """A process on a pseudo-terminal of its own (its controlling terminal, so Ctrl-C is a real SIGINT)."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.fd, child = os.openpty()
+        self.proc = subprocess.Popen(args, env={**env, "COLUMNS": "160", "TERM": "xterm"}, cwd=cwd, stdin=child,
+                                     stdout=child, stderr=child, start_new_session=True,
+                                     preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+        os.close(child)
+        self.seen = ""
+
+    def expect(self, pattern: str, timeout: float = 60.0) -> str:
+        """Read until ``pattern`` (a regex) appears in the output after what was matched before."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = re.search(pattern, ANSI.sub("", self.seen))
+            if found:
+                plain = ANSI.sub("", self.seen)
+                self.seen = plain[found.end():]
+                return plain[:found.end()]
+            left = deadline - time.monotonic()
+            ended = False
+            if left > 0 and select.select([self.fd], [], [], min(left, 0.5))[0]:
+                try:
+                    self.seen += os.read(self.fd, 65536).decode(errors="replace")
+                except OSError:  # the process closed its side
+                    ended = self.proc.poll() is not None
+            if left <= 0 or ended:
+                raise AssertionError(f"no {pattern!r} in the output; it ends with: {ANSI.sub('', self.seen)[-2000:]}")
+
+    def send(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=30)
+        os.close(self.fd)
+
+
+FUSED = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x).mul_(self.scale)")
+PROMPT = r"pty \| \$[0-9.]+/\$5\.00 \| CPU \d+ s > "
+
+
+def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(openai_server, tmp_path):
+    release = threading.Event()
+    replies = iter([
+        Completion("I will fuse the scale into the ReLU.", [("write_candidate", {"name": "fused", "source": FUSED})]),
+        Completion("The fused candidate is correct; its speed is within the noise."),
+    ])
+
+    def respond(body: dict) -> Completion:
+        reply = next(replies, None)
+        if reply is None:  # the question that the user stops with Ctrl-C: no answer comes in time
+            release.wait(timeout=60)
+            return Completion("too late")
+        return reply
+
+    openai_server.responder = respond
+    env = environment(openai_server, tmp_path)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")  # this checkout's kernelpro
+    term = Terminal([sys.executable, "-m", "kernelpro.cli", "chat", str(PROBLEM), "--device", "cpu", "--thread",
+                     "pty", "--usd-budget", "5"], env, tmp_path)
+    try:
+        term.expect(PROMPT)
+        term.send("make it faster\r")
+        shown = term.expect(r"within the noise\.")
+        assert "write_candidate(name='fused', source=<12 lines>)" in shown and "wrote" in shown
+        assert "verdict" in shown and "ok" in shown
+        term.expect(PROMPT)
+
+        term.send("and why is it not faster?\r")
+        deadline = time.monotonic() + 60
+        while len(openai_server.completions) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        term.send("\x03")
+        term.expect("stopped")
+        term.expect(PROMPT)  # the session goes on
+        release.set()
+        term.send("/budget\r")
+        assert "judging and profiling:" in term.expect(PROMPT)
+        term.send("/quit\r")
+        term.expect("resume with: kernelpro chat --thread pty")
+        assert term.proc.wait(timeout=30) == 0
+    finally:
+        release.set()
+        term.close()
+
+    first, second = (r.body for r in openai_server.completions[:2])
+    system = first["messages"][0]
+    assert system["role"] == "system" and "torch.relu(x) * self.scale" in system["content"]
+    assert first["messages"][-1] == {"role": "user", "content": "make it faster"}
+    assert {"write_candidate", "judge_candidate", "profile", "diagnose", "read_metrics", "static_report",
+            "compile_check", "cutlass_search", "memory_search", "gpu_specs"} <= \
+        {tool["function"]["name"] for tool in first["tools"]}
+    assert first.get("stream") is True
+    result = next(m for m in second["messages"] if m["role"] == "tool")
+    assert "wrote" in result["content"] and "verdict: ok" in result["content"]
+    assert "The current candidate (`fused.py`)" in second["messages"][0]["content"]
+
+    thread = tmp_path / "kernelpro-chats" / "pty"
+    assert (thread / "candidates" / "fused.py").read_text() == FUSED
+    assert json.loads((thread / "candidates" / "fused.json").read_text())["status"] == "ok"
+    assert json.loads((thread / "thread.json").read_text())["budgets"]["usd"] == 5.0
+    assert (tmp_path / "kernelpro-chats" / "checkpoints.sqlite").is_file()
