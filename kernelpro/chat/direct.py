@@ -37,8 +37,10 @@ def judge_file(session: ChatSession, graph: Any, config: dict[str, Any], path: P
     reply, seconds = _run(session, "judge_candidate", {"source": source})
     state = graph.get_state(config).values
     note = HumanMessage(f"(I ran /judge {path}; it is now the current candidate. The judge said:)\n{reply.content}")
-    update: dict[str, Any] = {"messages": [note], "gpu_s": seconds, "candidate": str(path.resolve()),
-                              "previous": state.get("candidate", "")}
+    current = str(path.resolve())
+    update: dict[str, Any] = {"messages": [note], "gpu_s": seconds, "candidate": current}
+    if state.get("candidate", "") != current:  # judged again, the same file keeps what it is compared against
+        update["previous"] = state.get("candidate", "")
     if isinstance(reply.artifact, dict) and reply.artifact.get("status"):
         update["verdicts"] = {str(path.resolve()): reply.artifact}
     _record(graph, config, update)

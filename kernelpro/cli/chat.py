@@ -27,7 +27,7 @@ def list_threads(chats_dir: Path, console: Console) -> None:
     if not found:
         console.print(f"no chat threads in {chats_dir}")
         return
-    table = Table("thread", "created", "problem", "candidate", "device", "model")
+    table = Table("thread", "created", "problem", "started with", "device", "model")
     for meta in found:
         table.add_row(meta["thread_id"], meta.get("created", ""), Path(meta.get("problem_path", "")).name,
                       Path(meta["candidate_path"]).name if meta.get("candidate_path") else "",

@@ -4,14 +4,9 @@ checkpoints to SQLite. Asserts on what the agent sent and the files it wrote; Ct
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import re
-import select
-import subprocess
 import sys
-import termios
 import threading
 import time
 from pathlib import Path
@@ -19,49 +14,9 @@ from pathlib import Path
 from tests.cli.test_optimize import PROBLEM, environment
 from tests.graphs.helpers import HONEST
 from tests.support.openai_server import Completion, OpenAIServer, openai_server_fixture  # noqa: F401
+from tests.support.pty_terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
-
-
-class Terminal:
-    """A process on a pseudo-terminal of its own (its controlling terminal, so Ctrl-C is a real SIGINT)."""
-
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.fd, child = os.openpty()
-        self.proc = subprocess.Popen(args, env={**env, "COLUMNS": "160", "TERM": "xterm"}, cwd=cwd, stdin=child,
-                                     stdout=child, stderr=child, start_new_session=True,
-                                     preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
-        os.close(child)
-        self.seen = ""
-
-    def expect(self, pattern: str, timeout: float = 60.0) -> str:
-        """Read until ``pattern`` (a regex) appears in the output after what was matched before."""
-        deadline = time.monotonic() + timeout
-        while True:
-            found = re.search(pattern, ANSI.sub("", self.seen))
-            if found:
-                plain = ANSI.sub("", self.seen)
-                self.seen = plain[found.end():]
-                return plain[:found.end()]
-            left = deadline - time.monotonic()
-            ended = False
-            if left > 0 and select.select([self.fd], [], [], min(left, 0.5))[0]:
-                try:
-                    self.seen += os.read(self.fd, 65536).decode(errors="replace")
-                except OSError:  # the process closed its side
-                    ended = self.proc.poll() is not None
-            if left <= 0 or ended:
-                raise AssertionError(f"no {pattern!r} in the output; it ends with: {ANSI.sub('', self.seen)[-2000:]}")
-
-    def send(self, text: str) -> None:
-        os.write(self.fd, text.encode())
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=30)
-        os.close(self.fd)
 
 
 FUSED = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x).mul_(self.scale)")
