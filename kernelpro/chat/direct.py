@@ -17,12 +17,12 @@ _ids = itertools.count(1)
 
 
 def _run(session: ChatSession, name: str, args: dict[str, Any]) -> tuple[ToolMessage, float]:
-    from kernelpro.chat.graph import _plain
+    from kernelpro.chat.graph import plain_artifact
 
     start = time.monotonic()
     reply = session.tools[name].invoke({"name": name, "args": args, "id": f"direct-{next(_ids)}",
                                         "type": "tool_call"})
-    reply.artifact = _plain(reply.artifact)
+    reply.artifact = plain_artifact(reply.artifact)
     return reply, time.monotonic() - start
 
 

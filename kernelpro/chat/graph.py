@@ -65,7 +65,7 @@ def answered(messages: list[AnyMessage]) -> list[AnyMessage]:
     return out
 
 
-def _plain(value: Any) -> Any:
+def plain_artifact(value: Any) -> Any:
     """An artifact as plain JSON, so every checkpoint holds only data (pydantic models and dataclasses dumped)."""
     def default(obj: Any) -> Any:
         if hasattr(obj, "model_dump"):
@@ -175,7 +175,7 @@ def make_tools(default: Callable[[], ChatSession] | None) -> Callable[..., dict[
             reply = tool.invoke({**call, "type": "tool_call"})
             if spends_gpu(call):
                 gpu_s += time.monotonic() - start
-            reply.artifact = _plain(reply.artifact)
+            reply.artifact = plain_artifact(reply.artifact)
             if isinstance(reply.artifact, dict) and reply.artifact.get("error"):
                 reply.status = "error"
             messages.append(reply)
