@@ -19,6 +19,11 @@ from kernelpro.cli.optimize import _durations, _gpu_name
 from kernelpro.config import load_settings
 from kernelpro.problem import ProblemError, load_problem
 
+NO_MODEL_NOTICE = """\
+No language model is configured, so the chat cannot answer in words. The direct commands still work: /judge FILE,
+/profile [FILE], /diff, /save NAME, /budget. To talk, pass --model or configure one, then resume this thread:
+{how}"""
+
 
 def list_threads(chats_dir: Path, console: Console) -> None:
     from kernelpro.chat.files import list_threads as threads
@@ -46,7 +51,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
     from kernelpro.chat.session import ChatBudgets
     from kernelpro.graphs.run_files import new_run_id
     from kernelpro.harness.judge import resolve_device
-    from kernelpro.llm import UsageMeter, llm_configured, why_no_llm
+    from kernelpro.llm import HOW_TO_CONFIGURE, UsageMeter, llm_configured
 
     console = Console()
     settings = load_settings()
@@ -105,9 +110,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
                       + f"; candidates go to {escape(str(files.candidates))}. /help lists the commands.",
                       soft_wrap=True)
         if not llm_configured(settings):
-            console.print(f"[yellow]{escape(why_no_llm(settings) or '')}[/]\n[yellow]Without a model, the direct "
-                          "commands still work: /judge FILE, /profile [FILE], /diff, /save NAME, /budget.[/]",
-                          soft_wrap=True)
+            console.print(f"[yellow]{escape(NO_MODEL_NOTICE.format(how=HOW_TO_CONFIGURE))}[/]", soft_wrap=True)
         from kernelpro.cli.chat_terminal import ChatTerminal
 
         ChatTerminal(console, session, graph, config).loop()

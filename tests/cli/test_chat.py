@@ -17,6 +17,7 @@ from tests.support.openai_server import Completion, OpenAIServer, openai_server_
 from tests.support.pty_terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[2]
+HONEST_FILE = ROOT / "tests" / "data" / "candidates" / "honest_scale_relu.py"
 
 
 FUSED = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x).mul_(self.scale)")
@@ -60,6 +61,17 @@ def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(op
         release.set()
         term.send("/budget\r")
         assert "judging and profiling:" in term.expect(PROMPT)
+        term.send("/show 1\r")  # the first tool result, unfolded
+        assert "diff against scale_relu.py:" in term.expect(PROMPT)
+        term.send("/save best\r")
+        term.expect("saved .*fused.py as best.py")
+        term.expect(PROMPT)
+        term.send("/save best\r")
+        term.expect("exists; nothing overwritten")
+        term.expect(PROMPT)
+        term.send(f"/judge {HONEST_FILE}\r")  # the direct command, through the same worker
+        shown = term.expect(PROMPT)
+        assert "judge_candidate() → ok" in shown and "verdict" in shown
         term.send("/quit\r")
         term.expect("resume with: kernelpro chat --thread pty")
         assert term.proc.wait(timeout=30) == 0
@@ -84,3 +96,4 @@ def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(op
     assert json.loads((thread / "candidates" / "fused.json").read_text())["status"] == "ok"
     assert json.loads((thread / "thread.json").read_text())["budgets"]["usd"] == 5.0
     assert (tmp_path / "kernelpro-chats" / "checkpoints.sqlite").is_file()
+    assert (tmp_path / "best.py").read_text() == FUSED
