@@ -96,6 +96,12 @@ def make_agent(default: Callable[[], ChatSession] | None) -> Callable[..., dict[
         session = _session(runtime, default)
         if session.model is None:
             return {"messages": [AIMessage(render("chat_no_model"))], "stop_reason": "no model"}
+        try:
+            bound = session.bound_model()
+        except NotImplementedError as error:  # a model without native tool calling
+            name = getattr(session.model, "model", None) or type(session.model).__name__
+            return {"messages": [AIMessage(render("chat_no_tools", model=name, error=error))],
+                    "stop_reason": "no tool calling"}
         reason = usd_stop(session)
         if not reason:
             prompt = system_prompt(session, state.get("candidate", ""), state.get("gpu_s", 0.0))
@@ -105,7 +111,7 @@ def make_agent(default: Callable[[], ChatSession] | None) -> Callable[..., dict[
             _answer_cancel.set(cancel)
             _check(cancel)
             try:
-                reply = session.bound_model().invoke([SystemMessage(prompt), *answered(state.get("messages", []))])
+                reply = bound.invoke([SystemMessage(prompt), *answered(state.get("messages", []))])
                 _check(cancel)
             except BudgetExceeded as spent:
                 reason = str(spent)
@@ -215,8 +221,9 @@ def route(state: ChatState) -> str:
 
 
 def builder(default_session: Callable[[], ChatSession] | None = None) -> StateGraph:
-    """The chat graph; ``default_session`` serves runs that bring no context (LangGraph Studio)."""
-    graph = StateGraph(ChatState, context_schema=ChatSession)
+    """The chat graph; ``default_session`` serves runs that bring no context (LangGraph Studio, which is then
+    offered no context schema: a session holds models and workers, nothing a form could fill in)."""
+    graph = StateGraph(ChatState, context_schema=None if default_session is not None else ChatSession)
     graph.add_node("agent", make_agent(default_session))
     graph.add_node("tools", make_tools(default_session))
     graph.add_edge(START, "agent")

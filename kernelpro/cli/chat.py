@@ -62,7 +62,10 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
     if resumed:
         files = ChatFiles.open(chats_dir, thread)
         meta = files.meta()
-        reference = reference or Path(meta["problem_path"])
+        if reference is not None and Path(reference).resolve() != Path(meta["problem_path"]).resolve():
+            _fail(f"thread {thread} is about {meta['problem_path']}, not {reference}; leave the problem out to "
+                  "resume it, or start a new thread")
+        reference = Path(meta["problem_path"])
         device = meta["device"]
         budgets = ChatBudgets.model_validate(meta.get("budgets") or {})
         if gpu_budget is not None:

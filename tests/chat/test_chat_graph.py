@@ -14,7 +14,7 @@ from kernelpro.chat.session import ChatBudgets
 from tests.chat.helpers import REFERENCE, chat_settings, session
 from tests.conftest import DATA
 from tests.graphs.helpers import HONEST, WRONG
-from tests.support.scripted_model import ScriptedChatModel, tool_call, tool_calls
+from tests.support.scripted_model import ScriptedChatModel, TextOnlyChatModel, tool_call, tool_calls
 from tests.tools.test_registry import GOOD_KERNEL
 
 PLANTED = DATA / "ncu" / "planted"
@@ -168,6 +168,13 @@ def test_without_a_model_the_agent_says_so(settings, tmp_path):
     assert isinstance(state["messages"][-1], AIMessage) and "/judge FILE" in state["messages"][-1].content
 
 
+def test_a_model_without_tool_calling_is_named_and_the_direct_commands_offered(settings, tmp_path):
+    chat = session(chat_settings(settings, tmp_path), TextOnlyChatModel(script=[]))
+    state = ask(builder().compile(checkpointer=InMemorySaver()), "hello", "t1", chat)
+    assert "cannot call tools natively" in state["messages"][-1].content and "/judge FILE" in \
+        state["messages"][-1].content
+
+
 def test_the_studio_graph_opens_the_configured_problem(settings, tmp_path, monkeypatch):
     from kernelpro.app import _studio_session, chat_studio_graph
 
@@ -178,6 +185,7 @@ def test_the_studio_graph_opens_the_configured_problem(settings, tmp_path, monke
     try:
         graph = chat_studio_graph()
         assert set(graph.get_graph().nodes) == {"__start__", "agent", "tools", "__end__"}
+        graph.get_context_jsonschema()  # what Studio asks for first: no error
         state = graph.invoke({"messages": [HumanMessage("hello")]})
         assert "No language model is configured" in state["messages"][-1].content
         assert len(list((tmp_path / "studio").glob("*/thread.json"))) == 1
