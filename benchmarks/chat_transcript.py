@@ -5,6 +5,7 @@ conversation; everything else is real: the CLI on a pseudo-terminal, the session
 conversation about a real slow CUDA candidate (``benchmarks/problems/chat/slow_scale_relu.py``: ReLU-and-scale
 over 32M floats launched on 4 blocks):
 
+    /profile                                    (the direct command: the reference under Nsight Compute)
     /judge the slow candidate                   (the direct command: its verdict against the reference)
     "why is my kernel slow?"                    -> profile (ncu, diagnosis) -> read_metrics -> an answer quoting both
     "fix it and judge it"                       -> write_candidate (the fix, judged; diff beside verdict) -> answer
@@ -106,6 +107,7 @@ def conversation(term: Terminal, slow_path: Path) -> dict[str, float]:
         took[name] = round(time.monotonic() - start, 1)
 
     term.expect(prompt, 300)
+    step("profile_reference", "/profile\r", prompt, 400)
     step("judge_slow", f"/judge {slow_path}\r", prompt, 400)
     step("why_slow", "Why is my kernel slow?\r", r"every SM streams\s+its share\.", 500)
     step("fix", "Fix it and judge it against the reference.\r", r"/diff shows them\s+again\.", 500)

@@ -179,6 +179,12 @@ def _profile_dir(context: ToolContext) -> Any:
     return context.backend("profile_dir", lambda: Path(tempfile.mkdtemp(prefix="kernelpro-profiles-")))
 
 
+def _profile_count(context: ToolContext) -> Any:
+    import itertools
+
+    return context.backend("profile_count", lambda: itertools.count(1))  # each profile its own directory
+
+
 def profile(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
         from kernelpro.tools.profiling.ncu_command import NcuOptions
@@ -188,8 +194,9 @@ def profile(context: ToolContext) -> Callable[..., Reply]:
         if context.problem is None:
             raise ValueError("no problem is loaded in this session, so there is nothing to profile")
         options = NcuOptions(stage=2 if args.full else 1, kernel_regex=args.kernel_regex)
+        workdir = _profile_dir(context) / f"p{next(_profile_count(context))}"
         profiled = profile_and_diagnose(context.problem.source, args.source, device=context.device,
-                                        options=options, workdir=_profile_dir(context) / f"p{len(context._backends)}")
+                                        options=options, workdir=workdir)
         if profiled.profile.csv_path:
             context.latest_profile = Path(profiled.profile.csv_path)
         return profiled.render(), profiled.model_dump(mode="json", exclude={"profile": {"kernels"}})
