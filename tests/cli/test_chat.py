@@ -97,3 +97,28 @@ def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(op
     assert json.loads((thread / "thread.json").read_text())["budgets"]["usd"] == 5.0
     assert (tmp_path / "kernelpro-chats" / "checkpoints.sqlite").is_file()
     assert (tmp_path / "best.py").read_text() == FUSED
+
+
+def test_without_a_model_the_chat_says_so_and_a_thread_resumes_with_its_budgets(tmp_path, monkeypatch):
+    """In process (typer's runner feeds the prompt): no model, so no judge and no LiteLLM are needed."""
+    from typer.testing import CliRunner
+
+    from kernelpro.cli.main import app
+
+    for name in [n for n in os.environ if n.startswith("KERNELPRO_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    chats = tmp_path / "chats"
+    runner = CliRunner()
+    first = runner.invoke(app, ["chat", str(PROBLEM), str(HONEST_FILE), "--device", "cpu", "--thread", "t1",
+                                "--chats-dir", str(chats), "--gpu-budget", "5m"], input="hello\n/diff\n/quit\n")
+    assert first.exit_code == 0, first.output
+    assert "No language model is configured" in first.output and "/judge FILE" in first.output
+    assert "not judged yet" in first.output  # /diff: the candidate given, beside no verdict yet
+    assert json.loads((chats / "t1" / "thread.json").read_text())["candidate_path"] == str(HONEST_FILE)
+
+    again = runner.invoke(app, ["chat", "--thread", "t1", "--chats-dir", str(chats)], input="/budget\n/quit\n")
+    assert again.exit_code == 0, again.output
+    assert "resumed after 1 messages" in again.output and "of 300 s" in again.output
+    listed = runner.invoke(app, ["chat", "--list", "--chats-dir", str(chats)])
+    assert "t1" in listed.output and "scale_relu.py" in listed.output
