@@ -30,6 +30,7 @@ EVERY_TOOL = [
     ("resource_report", {"source": GOOD_KERNEL, "gpu": "H200"}),
     ("static_report", {"source": GOOD_KERNEL}),
     ("judge_candidate", {"source": HONEST}),
+    ("judge_candidate", {"source": WRONG, "timing": False}),
     ("gpu_specs", {"name": "H200"}),
     ("diagnose", {"ncu_csv": str(PLANTED / "memory_bound.csv")}),
     ("read_metrics", {"metrics": ["dram__throughput"], "profile": str(PLANTED / "memory_bound.csv")}),
@@ -52,10 +53,12 @@ def test_every_tool_is_reachable_through_the_tool_node(settings, tmp_path):
     assert set(model.bound_tools[0]) == {name for name, _ in EVERY_TOOL}
     replies = {m.name: m for m in state["messages"] if isinstance(m, ToolMessage)}
     assert set(replies) == {name for name, _ in EVERY_TOOL}
+    judged = [m for m in state["messages"] if isinstance(m, ToolMessage) and m.name == "judge_candidate"]
+    assert judged[0].content.startswith("ok") and judged[1].content.startswith("incorrect")
+    assert judged[1].artifact["speedup"] is None  # correctness only
     assert not any("there is no tool" in m.content for m in replies.values())
     for name in REFUSED:
         assert "invalid arguments" in replies[name].content, replies[name].content
-    assert replies["judge_candidate"].content.startswith("ok")
     assert "registers" in replies["compile_check"].content
     assert "132 SMs" in replies["gpu_specs"].content
     assert replies["diagnose"].artifact["kernels"][0]["findings"][0]["id"] == "memory_bound"
@@ -66,8 +69,8 @@ def test_every_tool_is_reachable_through_the_tool_node(settings, tmp_path):
     assert "verdict: ok" in replies["write_candidate"].content and "-        return torch.relu(x)" in \
         replies["write_candidate"].content
     assert state["gpu_s"] > 0
-    # Both judge calls went through the session's one worker.
-    assert chat.evaluator.stats.worker_starts == 1
+    # The three judgments (timed, correctness only, the written candidate's) went through the session's one worker.
+    assert chat.evaluator.stats.worker_starts == 1 and chat.evaluator.stats.judged == 3
     # The model saw the reference and every tool result before its final answer.
     assert "torch.relu(x) * self.scale" in model.requests[0].messages[0].content
     assert len([m for m in model.requests[1].messages if isinstance(m, ToolMessage)]) == len(EVERY_TOOL)
