@@ -67,7 +67,7 @@ def _judge(terminal: ChatTerminal, text: str) -> None:
     if path is None or not terminal.confirm_gpu(["judge_candidate"]):
         return
     terminal.console.print(f"judging {escape(str(path))} ...")
-    reply = direct.judge_file(terminal.session, terminal.graph, terminal.config, path)
+    reply = terminal.wait_for(lambda: direct.judge_file(terminal.session, terminal.graph, terminal.config, path))
     terminal.view.tool_result(reply)
     _diff(terminal)
 
@@ -77,7 +77,7 @@ def _profile(terminal: ChatTerminal, text: str) -> None:
     if (text and path is None) or not terminal.confirm_gpu(["profile"]):
         return
     terminal.console.print(f"profiling {escape(str(path) if path else 'the reference')} ...")
-    reply = direct.profile_file(terminal.session, terminal.graph, terminal.config, path)
+    reply = terminal.wait_for(lambda: direct.profile_file(terminal.session, terminal.graph, terminal.config, path))
     terminal.view.tool_result(reply)
     terminal.console.print(reply.content, markup=False, highlight=False, soft_wrap=True)
 

@@ -72,6 +72,31 @@ class ChatTerminal:
             return False
         return answer.strip().lower() in ("y", "yes")
 
+    def wait_for(self, work: Any) -> Any:
+        """``work()`` in a thread of its own, waited for: Ctrl-C does not cut a judgment or a profile short (the
+        worker would be left mid-job), it is told so, and the result is kept."""
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                outcome["value"] = work()
+            except BaseException as error:  # noqa: BLE001 - handed to the terminal's thread
+                outcome["error"] = error
+
+        thread = threading.Thread(target=run, name="chat-command", daemon=True)
+        thread.start()
+        told = False
+        while thread.is_alive():
+            try:
+                thread.join(timeout=0.2)
+            except KeyboardInterrupt:
+                if not told:
+                    self.console.print("[yellow]the call under way finishes first; its result is kept[/]")
+                    told = True
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome.get("value")
+
     # ---- the conversation -------------------------------------------------------------------------------------
 
     def loop(self) -> None:
@@ -92,6 +117,9 @@ class ChatTerminal:
                         return
                 except KeyboardInterrupt:
                     self.console.print("[yellow]stopped[/]")
+                except Exception as error:  # noqa: BLE001 - a command that fails leaves the session as it was
+                    self.console.print(f"[red]{escape(line.split()[0])} failed: "
+                                       f"{escape(f'{type(error).__name__}: {error}')}[/]", soft_wrap=True)
                 continue
             self.answer({"messages": [HumanMessage(line)]})
 
