@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from kernelpro.chat.graph import builder
+from kernelpro.chat.graph import STOPPED, Cancelled, builder
 from kernelpro.chat.session import ChatBudgets
 from tests.chat.helpers import REFERENCE, chat_settings, session
 from tests.conftest import DATA
@@ -194,3 +195,43 @@ def test_the_studio_graph_opens_the_configured_problem(settings, tmp_path, monke
         assert len(list((tmp_path / "studio").glob("*/thread.json"))) == 1
     finally:
         _studio_session.cache_clear()
+
+
+def test_a_stopped_answer_runs_no_further_tool_and_writes_no_late_reply(settings, tmp_path):
+    chat = None
+
+    def stop_after_asking(messages):  # the user presses Ctrl-C as the reply arrives
+        chat.cancel.set()
+        return tool_calls(("judge_candidate", {"source": HONEST}), ("gpu_specs", {"name": "H200"}))
+
+    model = ScriptedChatModel(script=[stop_after_asking, "never sent"])
+    chat = session(chat_settings(settings, tmp_path), model)
+    graph = builder().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    with pytest.raises(Cancelled):
+        graph.invoke({"messages": [HumanMessage("judge it")]}, config, context=chat)
+    assert len(model.requests) == 1 and chat.evaluator.stats is None
+    # The reply came after the stop: it is not in the thread, and the next model call sees none of it.
+    assert [type(m).__name__ for m in graph.get_state(config).values["messages"]] == ["HumanMessage"]
+
+
+def test_a_stop_during_a_round_of_tools_keeps_what_ran_and_starts_no_other_call(settings, tmp_path):
+    from langchain_core.tools import StructuredTool
+
+    chat = session(chat_settings(settings, tmp_path), ScriptedChatModel(script=[
+        tool_calls(("gpu_specs", {"name": "H200"}), ("judge_candidate", {"source": HONEST})), "never sent"]))
+    real = chat.tools["gpu_specs"]
+
+    def specs_then_ctrl_c(name: str) -> str:  # the user presses Ctrl-C while this call runs
+        chat.cancel.set()
+        return real.invoke({"name": name}).split("\n")[0]
+
+    chat.tools = {**chat.tools, "gpu_specs": StructuredTool.from_function(specs_then_ctrl_c, name="gpu_specs",
+                                                                          description=real.description)}
+    graph = builder().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    with pytest.raises(Cancelled):
+        graph.invoke({"messages": [HumanMessage("judge it")]}, config, context=chat)
+    *_, specs, judged = graph.get_state(config).values["messages"]
+    assert "132 SMs" in specs.content
+    assert judged.name == "judge_candidate" and judged.content == STOPPED and chat.evaluator.stats is None
