@@ -55,6 +55,7 @@ class ChatView:
         self.streamed = False  # whether anything of this turn was shown already
         self.calls: dict[str, dict[str, Any]] = {}  # tool call id -> its arguments
         self._live: Live | None = None
+        self._status: Any = None
 
     def token(self, text: str) -> None:
         if not text:
@@ -72,15 +73,23 @@ class ChatView:
         self._live.update(Markdown(self.buffer))
 
     def end_turn(self, message: AIMessage | None) -> None:
-        """The model's turn is complete: show it if it was not streamed, remember its calls."""
+        """The model's turn is complete: show it if it was not streamed, remember its calls, and while they run,
+        a spinner naming them (it gives way to one line per call when they are done)."""
         if message is not None and not self.streamed and message.text.strip():
             self.console.print(Markdown(message.text))
         self.close_live()
         if message is not None:
             self.calls.update({c["id"]: c for c in message.tool_calls})
+            if message.tool_calls and self.console.is_terminal:
+                names = ", ".join(c["name"] for c in message.tool_calls)
+                self._status = self.console.status(f"running {escape(names)} ...")
+                self._status.start()
         self.buffer, self.streamed = "", False
 
     def close_live(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
         if self._live is not None:
             self._live.stop()
             self._live = None
@@ -88,6 +97,7 @@ class ChatView:
             self.console.file.write("\n")
 
     def tool_result(self, message: ToolMessage) -> None:
+        self.close_live()
         self.results.append(message)
         call = self.calls.get(message.tool_call_id, {"name": message.name, "args": {}})
         lines = message.content.splitlines() if isinstance(message.content, str) else [str(message.content)]
