@@ -11,7 +11,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
@@ -33,6 +33,10 @@ ROLE_TOOLS = {
     "profiler_interpreter": ("read_metrics", "gpu_specs", "resource_report"),
     "critic": ("memory_search",),
 }
+if TYPE_CHECKING:
+    from kernelpro.chat.files import ChatFiles
+    from kernelpro.chat.session import ChatBudgets, ChatSession
+
 JUDGES: dict[str, Callable[[Settings, str], Evaluator]] = {"local": PipelineEvaluator}
 """Judge backends by name (``harness.backend``); a distributed judge registers here."""
 
@@ -155,10 +159,12 @@ def build_context(settings: Settings, problem: Problem, device: str, gpu: str, f
 
 
 def build_chat_session(settings: Settings, problem: Problem, reference_path: Path, device: str, gpu: str,
-                       files: Any, *, budgets: Any = None, meter: Any = None, model: Any = None) -> Any:
+                       files: ChatFiles, *, budgets: ChatBudgets | None = None, meter: Any = None,
+                       model: Any = None) -> ChatSession:
     """A chat's session: the whole tool catalogue (on any device: compiling, the static report and the CUTLASS
     browser need no GPU; the profiler falls back to torch.profiler) bound to one judge for the whole chat, the
     chat's own ``write_candidate``, and the model when one is configured (``model`` stands in for it in tests)."""
+    from kernelpro.chat.graph import StopOnCancel
     from kernelpro.chat.session import ChatBudgets, ChatSession
     from kernelpro.chat.tools import chat_tools
     from kernelpro.llm import chat_model, llm_configured
@@ -168,8 +174,6 @@ def build_chat_session(settings: Settings, problem: Problem, reference_path: Pat
     tool_context = ToolContext(settings=settings, problem=problem, device=device, run_id=files.thread_id, gpu=gpu,
                                evaluator=judge)
     tool_context.backend("profile_dir", lambda: files.root / "profiles")
-    from kernelpro.chat.graph import StopOnCancel
-
     if model is None and llm_configured(settings):
         model = chat_model(settings, "chat", meter=meter)
     elif model is not None and meter is not None and meter not in (model.callbacks or []):
@@ -193,7 +197,7 @@ def chat_studio_graph(config: Any = None) -> Any:
 
 
 @functools.cache  # one session, so one judge, for every Studio run of this server
-def _studio_session() -> Any:
+def _studio_session() -> ChatSession:
     import platform
 
     from kernelpro.chat.files import ChatFiles
