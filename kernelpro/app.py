@@ -23,6 +23,10 @@ from kernelpro.problem import Problem
 from kernelpro.search.policies import build_policy
 from kernelpro.tools.registry import ToolContext, tools_by_name
 
+if TYPE_CHECKING:
+    from kernelpro.chat.files import ChatFiles
+    from kernelpro.chat.session import ChatBudgets, ChatSession
+
 ROLES = ("planner", "coder", "profiler_interpreter", "critic")
 # What each agent may call. The judge is the graph's job, never an agent's: the coder checks that code
 # compiles; it does not get to time its own candidates.
@@ -33,10 +37,6 @@ ROLE_TOOLS = {
     "profiler_interpreter": ("read_metrics", "gpu_specs", "resource_report"),
     "critic": ("memory_search",),
 }
-if TYPE_CHECKING:
-    from kernelpro.chat.files import ChatFiles
-    from kernelpro.chat.session import ChatBudgets, ChatSession
-
 JUDGES: dict[str, Callable[[Settings, str], Evaluator]] = {"local": PipelineEvaluator}
 """Judge backends by name (``harness.backend``); a distributed judge registers here."""
 
