@@ -2,15 +2,16 @@
 
 Which search policy (``search.policy``), which judge (``harness.backend``), which profiler, which memory, which
 models and which tools each agent may call are decided here; the graph sees only the ports of
-``harness.ports``. The CLI calls ``build_context``; so will the chat and suite commands.
+``harness.ports``. The CLI calls ``build_context`` for `optimize` and ``build_chat_session`` for `chat`.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
@@ -21,6 +22,10 @@ from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
 from kernelpro.search.policies import build_policy
 from kernelpro.tools.registry import ToolContext, tools_by_name
+
+if TYPE_CHECKING:
+    from kernelpro.chat.files import ChatFiles
+    from kernelpro.chat.session import ChatBudgets, ChatSession
 
 ROLES = ("planner", "coder", "profiler_interpreter", "critic")
 # What each agent may call. The judge is the graph's job, never an agent's: the coder checks that code
@@ -160,3 +165,71 @@ def tool_session(settings: Settings, device: str, problem: Problem | None = None
     through ``context.evaluator``."""
     return ToolContext(settings=settings, problem=problem, device=device, run_id=run_id, gpu=gpu,
                        evaluator=evaluator(settings, device))
+
+
+def build_chat_session(settings: Settings, problem: Problem, reference_path: Path, device: str, gpu: str,
+                       files: ChatFiles, *, budgets: ChatBudgets | None = None, meter: Any = None,
+                       model: Any = None) -> ChatSession:
+    """A chat's session: the whole tool catalogue (on any device: compiling, the static report and the CUTLASS
+    browser need no GPU; the profiler falls back to torch.profiler) bound to one judge for the whole chat, the
+    chat's own ``write_candidate``, and the model when one is configured (``model`` stands in for it in tests)."""
+    from kernelpro.chat.graph import StopOnCancel
+    from kernelpro.chat.session import ChatBudgets, ChatSession
+    from kernelpro.chat.tools import chat_tools
+    from kernelpro.llm import chat_model, llm_configured
+    from kernelpro.tools.registry import build_tools
+
+    judge = evaluator(settings, device)
+    tool_context = ToolContext(settings=settings, problem=problem, device=device, run_id=files.thread_id, gpu=gpu,
+                               evaluator=judge)
+    tool_context.backend("profile_dir", lambda: files.root / "profiles")
+    if model is None and llm_configured(settings):
+        model = chat_model(settings, "chat", meter=meter)
+    elif model is not None and meter is not None and meter not in (model.callbacks or []):
+        model.callbacks = [*(model.callbacks or []), meter]  # a stand-in model is metered like a real one
+    session = ChatSession(settings=settings, problem=problem, reference_path=Path(reference_path), device=device,
+                          gpu=gpu, files=files, evaluator=judge, tool_context=tool_context, model=model, meter=meter,
+                          budgets=budgets or ChatBudgets(usd=settings.llm.budget_usd))
+    if model is not None:  # Ctrl-C ends a streamed reply at its next token
+        model.callbacks = [*(model.callbacks or []), StopOnCancel()]
+    tools = build_tools(tool_context, every_device=True) + chat_tools(session)
+    session.tools = {tool.name: tool for tool in tools}
+    return session
+
+
+def chat_studio_graph(config: Any = None) -> Any:
+    """The chat graph for LangGraph Studio (``langgraph.json``): a session opened on first use from the settings,
+    on ``chat.reference`` (``KERNELPRO_CHAT__REFERENCE``), in a thread directory of its own."""
+    from kernelpro.chat.graph import builder
+
+    return builder(default_session=_studio_session).compile()
+
+
+@functools.cache  # one session, so one judge, for every Studio run of this server
+def _studio_session() -> ChatSession:
+    import platform
+
+    from kernelpro.chat.files import ChatFiles
+    from kernelpro.config import load_settings
+    from kernelpro.graphs.run_files import new_run_id
+    from kernelpro.harness.judge import resolve_device
+    from kernelpro.llm import UsageMeter
+    from kernelpro.problem import load_problem
+
+    settings = load_settings()
+    if settings.chat.reference is None:
+        raise ValueError("set KERNELPRO_CHAT__REFERENCE to the problem file the chat in LangGraph Studio is about")
+    problem = load_problem(settings.chat.reference)
+    device = resolve_device(settings.device)
+    gpu = _device_name(device) if device == "cuda" else f"CPU ({platform.machine()})"
+    thread = new_run_id(f"studio-{problem.name}")
+    files = ChatFiles.create(settings.chat.dir, thread, {"problem_path": str(Path(settings.chat.reference).resolve()),
+                                                         "device": device, "studio": True})
+    return build_chat_session(settings, problem, settings.chat.reference, device, gpu, files,
+                              meter=UsageMeter(settings))
+
+
+def _device_name(device: str) -> str:
+    import torch
+
+    return torch.cuda.get_device_name(0)

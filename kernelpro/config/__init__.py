@@ -23,6 +23,7 @@ from pydantic_settings import (
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from kernelpro.config.chat import ChatSettings  # noqa: E402
 from kernelpro.config.compile import CompileSettings, CutlassSettings  # noqa: E402
 from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
 from kernelpro.config.llm import LLMSettings  # noqa: E402
@@ -34,7 +35,7 @@ from kernelpro.config.suite import SuiteSettings  # noqa: E402
 
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
-__all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
+__all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "ChatSettings", "CompileSettings", "CutlassSettings", "DeviceChoice",
            "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings", "SearchSettings", "Settings",
            "SuiteSettings", "Tolerance", "load_settings"]
 
@@ -61,6 +62,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    chat: ChatSettings = Field(default_factory=ChatSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -52,6 +52,14 @@ class PipelineEvaluator:
             self._pipeline = Pipeline(self.device, self.settings)
         return self._pipeline.judge([(problem, source) for source in candidates], on_verdict=on_verdict)
 
+    def check_many(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
+        """Correctness and guards only, no timing, in the same long-lived worker (the chat's quick checks)."""
+        if not candidates:
+            return []
+        if self._pipeline is None:
+            self._pipeline = Pipeline(self.device, self.settings)
+        return self._pipeline.judge([(problem, source) for source in candidates], timing=False)
+
     def rejudge(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
         """The finalists judged again, head to head with the reference, in one new worker with more rounds
         (``search.finalist_rounds_factor``), so the run's best does not rest on one judgment's noise."""

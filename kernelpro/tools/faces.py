@@ -84,6 +84,8 @@ def judge_candidate(context: ToolContext) -> Callable[..., Reply]:
             raise ValueError("no problem is loaded in this session, so there is nothing to judge against")
         if context.evaluator is not None and args.timing:  # the session's judge: its workers are already up
             result = context.evaluator.judge_many(context.problem, [args.source])[0]
+        elif context.evaluator is not None and hasattr(context.evaluator, "check_many"):
+            result = context.evaluator.check_many(context.problem, [args.source])[0]
         else:
             result = judge(context.problem, args.source, device=context.device, settings=context.settings,
                            timing=args.timing)
@@ -180,6 +182,12 @@ def _profile_dir(context: ToolContext) -> Any:
     return context.backend("profile_dir", lambda: Path(tempfile.mkdtemp(prefix="kernelpro-profiles-")))
 
 
+def _profile_count(context: ToolContext) -> Any:
+    import itertools
+
+    return context.backend("profile_count", lambda: itertools.count(1))  # each profile its own directory
+
+
 def profile(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
         from kernelpro.tools.profiling.ncu_command import NcuOptions
@@ -189,8 +197,9 @@ def profile(context: ToolContext) -> Callable[..., Reply]:
         if context.problem is None:
             raise ValueError("no problem is loaded in this session, so there is nothing to profile")
         options = NcuOptions(stage=2 if args.full else 1, kernel_regex=args.kernel_regex)
+        workdir = _profile_dir(context) / f"p{next(_profile_count(context))}"
         profiled = profile_and_diagnose(context.problem.source, args.source, device=context.device,
-                                        options=options, workdir=_profile_dir(context) / f"p{len(context._backends)}")
+                                        options=options, workdir=workdir)
         if profiled.profile.csv_path:
             context.latest_profile = Path(profiled.profile.csv_path)
         return profiled.render(), profiled.model_dump(mode="json", exclude={"profile": {"kernels"}})

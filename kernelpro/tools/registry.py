@@ -45,10 +45,11 @@ def face(name: str, description: str, schema: type[BaseModel], run: Callable[...
                                         handle_validation_error=validation_message)
 
 
-def build_tools(context: ToolContext) -> list[BaseTool]:
-    """Every tool that applies to ``context``'s device, bound to it (on ``cpu``, none of ``faces.GPU_ONLY``)."""
+def build_tools(context: ToolContext, every_device: bool = False) -> list[BaseTool]:
+    """Every tool that applies to ``context``'s device, bound to it (on ``cpu``, none of ``faces.GPU_ONLY``
+    unless ``every_device``: a person in the chat may compile CUDA or read CUTLASS without a GPU)."""
     return [face(name, description, schema, run(context)) for name, description, schema, run in faces.CATALOGUE
-            if not (context.device == "cpu" and name in faces.GPU_ONLY)]
+            if every_device or not (context.device == "cpu" and name in faces.GPU_ONLY)]
 
 
 def tools_by_name(context: ToolContext) -> dict[str, BaseTool]:

@@ -1,0 +1,152 @@
+"""`kernelpro chat`: a conversation about one kernel with the real judge and profiler as the agent's tools.
+
+Part of the command-line layer: it chooses the thread, opens the SQLite checkpointer and prints.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from kernelpro.cli.errors import fail as _fail
+from kernelpro.cli.optimize import _durations, _gpu_name
+from kernelpro.config import load_settings
+from kernelpro.problem import ProblemError, load_problem
+
+NO_MODEL_NOTICE = """\
+No language model is configured, so the chat cannot answer in words. The direct commands still work: /judge FILE,
+/profile [FILE], /diff, /save NAME, /budget. To talk, pass --model or configure one, then resume this thread:
+{how}"""
+
+
+def list_threads(chats_dir: Path, console: Console) -> None:
+    from kernelpro.chat.files import list_threads as threads
+
+    found = threads(chats_dir)
+    if not found:
+        console.print(f"no chat threads in {chats_dir}")
+        return
+    table = Table("thread", "created", "problem", "started with", "device", "model")
+    for meta in found:
+        table.add_row(meta["thread_id"], meta.get("created", ""), Path(meta.get("problem_path", "")).name,
+                      Path(meta["candidate_path"]).name if meta.get("candidate_path") else "",
+                      meta.get("device", ""), meta.get("model") or "none")
+    console.print(table)
+
+
+def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Optional[str], device: str,
+             thread: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
+             chats_dir: Optional[Path]) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from kernelpro.app import build_chat_session
+    from kernelpro.chat.files import ChatFiles
+    from kernelpro.chat.graph import builder
+    from kernelpro.chat.session import ChatBudgets
+    from kernelpro.graphs.run_files import new_run_id
+    from kernelpro.harness.judge import resolve_device
+    from kernelpro.llm import HOW_TO_CONFIGURE, UsageMeter, llm_configured
+
+    console = Console()
+    settings = load_settings()
+    if model:
+        settings.llm.model = model
+    chats_dir = chats_dir or settings.chat.dir
+    resumed = thread is not None and (Path(chats_dir) / thread / "thread.json").is_file()
+    if resumed:
+        files = ChatFiles.open(chats_dir, thread)
+        meta = files.meta()
+        if reference is not None and Path(reference).resolve() != Path(meta["problem_path"]).resolve():
+            _fail(f"thread {thread} is about {meta['problem_path']}, not {reference}; leave the problem out to "
+                  "resume it, or start a new thread")
+        reference = Path(meta["problem_path"])
+        device = meta["device"]
+        budgets = ChatBudgets.model_validate(meta.get("budgets") or {})
+        if gpu_budget is not None:
+            budgets.gpu_s = _durations(gpu_budget)
+        if usd_budget is not None:
+            budgets.usd = usd_budget
+        if meta.get("model") and not model:
+            settings.llm.model = meta["model"]
+    elif reference is None:
+        _fail("give a problem file (kernelpro chat REF.py [CAND.py]), or --thread ID to resume one")
+    for path in (reference, candidate):
+        if path is not None and not Path(path).is_file():
+            _fail(f"no file {path}")
+    try:
+        problem = load_problem(reference)
+    except ProblemError as error:
+        _fail(str(error))
+    if not resumed:
+        device = resolve_device(device if device != "auto" else settings.device)
+        budgets = ChatBudgets(usd=usd_budget if usd_budget is not None else settings.llm.budget_usd,
+                              gpu_s=_durations(gpu_budget))
+        try:
+            files = ChatFiles.create(chats_dir, thread or new_run_id(problem.name), {
+                "problem_path": str(Path(reference).resolve()), "device": device, "model": settings.llm.model,
+                "budgets": budgets.model_dump(), "candidate_path": str(candidate.resolve()) if candidate else ""})
+        except ValueError as error:
+            _fail(str(error))
+
+    conn = sqlite3.connect(files.checkpoint, check_same_thread=False)
+    session = None
+    try:
+        graph = builder().compile(checkpointer=SqliteSaver(conn))
+        config: dict[str, Any] = {"configurable": {"thread_id": files.thread_id},
+                                  "recursion_limit": settings.chat.max_steps}
+        previous = graph.get_state(config).values
+        meter = UsageMeter.from_dict(previous["usage"], settings) if previous.get("usage") else UsageMeter(settings)
+        session = build_chat_session(settings, problem, Path(reference), device, _gpu_name(device), files,
+                                     budgets=budgets, meter=meter)
+        if candidate is not None or not resumed:  # the kernel under discussion, in the state from the start
+            graph.update_state(config, {"candidate": str(candidate.resolve()) if candidate else "",
+                                        "previous": previous.get("candidate", "")}, as_node="agent")
+        turns = sum(1 for m in previous.get("messages", []) if getattr(m, "type", "") == "human")
+        console.print(f"chat [bold]{escape(files.thread_id)}[/] about {escape(problem.name)} on {device} "
+                      f"({escape(session.gpu)})" + (f", resumed after {turns} messages" if resumed else "")
+                      + f"; candidates go to {escape(str(files.candidates))}. /help lists the commands.",
+                      soft_wrap=True)
+        if not llm_configured(settings):
+            console.print(f"[yellow]{escape(NO_MODEL_NOTICE.format(how=HOW_TO_CONFIGURE))}[/]", soft_wrap=True)
+        from kernelpro.cli.chat_terminal import ChatTerminal
+
+        ChatTerminal(console, session, graph, config).loop()
+        console.print(f"thread saved; resume with: kernelpro chat --thread {files.thread_id}", soft_wrap=True)
+    finally:
+        if session is not None:
+            session.close()  # stops the chat's judging worker
+        conn.close()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("chat")
+    def chat(
+        reference: Annotated[Optional[Path], typer.Argument(help="KernelBench-format problem file.")] = None,
+        candidate: Annotated[Optional[Path], typer.Argument(help="Your candidate (ModelNew), if you have one.")]
+        = None,
+        model: Annotated[Optional[str], typer.Option(help="LiteLLM model, e.g. anthropic/claude-sonnet-4-5.")]
+        = None,
+        device: Annotated[str, typer.Option(help="cpu, cuda, or auto.")] = "auto",
+        thread: Annotated[Optional[str], typer.Option("--thread", help="Resume this thread (or start one with "
+                                                                       "this id).")] = None,
+        list_: Annotated[bool, typer.Option("--list", help="List the saved threads.")] = False,
+        gpu_budget: Annotated[Optional[str], typer.Option("--gpu-budget", help="Judging and profiling time, "
+                                                                               "e.g. 10m.")] = None,
+        usd_budget: Annotated[Optional[float], typer.Option("--usd-budget", help="LLM dollars for the thread.")]
+        = None,
+        chats_dir: Annotated[Optional[Path], typer.Option("--chats-dir", help="Where threads are kept.")] = None,
+    ) -> None:
+        """Debug one slow kernel in conversation: the agent judges, profiles and diagnoses with the real tools."""
+        if list_:
+            list_threads(chats_dir or load_settings().chat.dir, Console())
+            return
+        run_chat(reference, candidate, model, device, thread, gpu_budget, usd_budget, chats_dir)
+
+
+__all__ = ["register", "run_chat"]
