@@ -24,6 +24,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from kernelpro.config.compile import CompileSettings, CutlassSettings  # noqa: E402
+from kernelpro.config.forecast import ForecastSettings  # noqa: E402
 from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
 from kernelpro.config.llm import LLMSettings  # noqa: E402
 from kernelpro.config.memory import MemorySettings  # noqa: E402
@@ -33,8 +34,8 @@ from kernelpro.config.search import SearchSettings  # noqa: E402
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 __all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CompileSettings", "CutlassSettings", "DeviceChoice",
-           "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings", "Tolerance",
-           "load_settings"]
+           "ForecastSettings", "HarnessSettings", "LLMSettings", "MemorySettings", "SearchSettings", "Settings",
+           "Tolerance", "load_settings"]
 
 
 class Settings(BaseSettings):
@@ -57,6 +58,7 @@ class Settings(BaseSettings):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    forecast: ForecastSettings = Field(default_factory=ForecastSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,38 @@
+"""Forecasters run over dataset rows and scored: the path `kernelpro forecast eval` and the benchmark share."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from kernelpro.forecast.classes import Forecast
+from kernelpro.forecast.dataset import JudgedRow
+from kernelpro.forecast.features import Inputs
+from kernelpro.forecast.scores import score_forecasts
+from kernelpro.tools.profiling.gpu_specs import lookup
+
+
+class Forecaster(Protocol):
+    name: str
+
+    def forecast(self, items: Sequence[Inputs]) -> list[Forecast]: ...
+
+
+def inputs_for(row: JudgedRow) -> Inputs:
+    specs = lookup(row.hardware) if row.hardware not in ("cpu", "cuda") else None
+    return Inputs(problem_source=row.problem_source, candidate_source=row.candidate_source,
+                  reference_ms=row.reference_ms, traffic_bytes=row.traffic_bytes,
+                  bandwidth_gbs=specs.memory_bandwidth_gbs if specs else None, problem_name=row.problem_name,
+                  hardware=row.hardware)
+
+
+def scored_rows(rows: Sequence[JudgedRow]) -> list[JudgedRow]:
+    """The rows a forecaster is scored and trained on: correct candidates with a measured speedup."""
+    return [r for r in rows if r.speed_class >= 1 and r.speedup]
+
+
+def evaluate(forecaster: Forecaster, rows: Sequence[JudgedRow]) -> tuple[dict[str, object], list[Forecast]]:
+    """The forecaster's forecasts for every row and their scores (failures counted, not scored)."""
+    forecasts = forecaster.forecast([inputs_for(r) for r in rows])
+    report = score_forecasts(forecasts, [r.speed_class for r in rows], [r.speedup for r in rows])
+    return {"forecaster": forecaster.name, **report}, forecasts
