@@ -151,3 +151,35 @@ def build_context(settings: Settings, problem: Problem, device: str, gpu: str, f
         tools=tools, tool_mode=settings.llm.tool_calling, interactive=interactive,
         checks=candidate_checks(settings),
     )
+
+
+FORECASTERS = ("model_free", "class_prior", "llm", "llm_defer")
+
+
+def forecaster_by_name(settings: Settings, name: str, train: Sequence[Any] | None = None, gpu: str = "") -> Any:
+    """A forecaster (``forecast.evaluate.Forecaster``) by name. ``model_free`` and ``class_prior`` are fitted on
+    ``train`` (judged rows) when given, else ``model_free`` is loaded from ``forecast.model_path``; ``llm`` and
+    ``llm_defer`` are the forecaster agent on the ``llm.forecaster`` model, with the hardware table of ``gpu``."""
+    from kernelpro.forecast.evaluate import inputs_for, scored_rows
+    from kernelpro.forecast.model_free import ClassPrior, ModelFree
+
+    if name not in FORECASTERS:
+        raise ValueError(f"unknown forecaster {name!r}; one of {', '.join(FORECASTERS)}")
+    if name in ("model_free", "class_prior"):
+        usable = scored_rows(train or [])
+        if name == "class_prior":
+            if not usable:
+                raise ValueError("the class prior needs judged rows to count classes in (use --holdout)")
+            return ClassPrior([r.speed_class for r in usable])
+        if train:
+            return ModelFree.fit([inputs_for(r) for r in usable], [r.speed_class for r in usable])
+        return ModelFree.load(settings.forecast.model_path)
+    from kernelpro.agents.forecaster import LLMForecaster
+    from kernelpro.llm import chat_model, llm_configured, why_no_llm
+    from kernelpro.tools.profiling.gpu_specs import lookup
+
+    if not llm_configured(settings):
+        raise ValueError(f"the {name} forecaster needs a model: {why_no_llm(settings)}")
+    specs = lookup(gpu) if gpu else None
+    return LLMForecaster(chat_model(settings, "forecaster"), specs.render() if specs else f"GPU: {gpu or 'unknown'}",
+                         defer=name == "llm_defer", mode=settings.llm.tool_calling)
