@@ -81,3 +81,11 @@ class LLMForecaster:
         """The specs of the GPU a row was judged on where the table knows it, else this forecaster's own."""
         specs = lookup(name) if name and name not in ("cpu", "cuda") else None
         return specs.render() if specs is not None else self.hardware
+
+
+def messages_for(view: ForecasterInput, defer: bool = False) -> list[dict[str, str]]:
+    """The agent's prompt as chat messages (the text protocol's form), for training data."""
+    values = view.model_dump() | {"problem_source": fence(view.problem_source),
+                                  "candidate_source": fence(view.candidate_source)}
+    return [{"role": "system", "content": system_prompt(defer)},
+            {"role": "user", "content": render("forecaster_task", **values)}]

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import typer
 
-from kernelpro.cli import doctor, eval, forecast, memory, optimize, profile
+from kernelpro.cli import data, doctor, eval, forecast, memory, optimize, profile
 
 app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
-for group in (eval, doctor, memory, profile, optimize, forecast):
+for group in (eval, doctor, memory, profile, optimize, forecast, data):
     group.register(app)
 
 

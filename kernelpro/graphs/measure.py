@@ -11,6 +11,7 @@ from typing import Literal
 
 from langgraph.types import Command
 
+from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.views import describe_result
@@ -59,7 +60,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
         verdicts[group[0].id] = (result, "")
         for twin in group[1:]:
             verdicts[twin.id] = (result, f" (the same candidate as {group[0].id}: its verdict, not judged again)")
-    events, iteration = [], state.get("iteration", 0)
+    events, iteration = record_judged(ctx, firsts, fresh), state.get("iteration", 0)
     for variant in batch:
         result, note = verdicts[variant.id]
         iteration += 1
@@ -105,3 +106,19 @@ def profile(state: OptimizeState, runtime: Ctx) -> Command[Literal["interpret", 
         events.append(f"profile {variant.id}: {report.headline}")
     update = {"variants": changed(tree, state.get("judged", [])), "gpu_s": gpu_s, "events": events}
     return Command(goto="interpret" if profiled and ctx.uses_llm else "critique", update=update)
+
+
+def record_judged(ctx: OptimizeContext, variants: list[Variant], results: list[EvalResult]) -> list[str]:
+    """Append the freshly judged candidates to the judged-candidate dataset; a failure to write is an event."""
+    if not ctx.settings.forecast.record or not variants:
+        return []
+    from kernelpro.forecast.dataset import append_rows, row_for
+
+    hardware = ctx.gpu if ctx.device == "cuda" else "cpu"
+    try:
+        append_rows(ctx.settings.forecast.dataset, [row_for(ctx.problem, v.source, r, hardware, "optimize",
+                                                            ctx.files.root.name)
+                                                    for v, r in zip(variants, results, strict=True)])
+    except OSError as error:
+        return [f"dataset: not recorded ({error})"]
+    return []
