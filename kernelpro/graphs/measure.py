@@ -24,14 +24,22 @@ from kernelpro.search.tree import Variant, normalised_source
 def gate(state: OptimizeState, runtime: Ctx) -> Command[Literal["judge"]]:
     ctx, tree = runtime.context, tree_of(state)
     waiting = [v for v in (tree.get(i) for i in state.get("pending", [])) if not v.settled and v.source]
-    proposals = [Proposal(variant_id=v.id, parent_id=v.parent_id or "", idea=v.idea, source=v.source, prior=v.prior)
+    measured = next((v.result for v in tree if v.result and v.result.get("reference")), None) or {}
+    proposals = [Proposal(variant_id=v.id, parent_id=v.parent_id or "", idea=v.idea, source=v.source, prior=v.prior,
+                          reference_ms=measured["reference"]["median_ms"] if measured else None,
+                          traffic_bytes=(measured.get("details") or {}).get("traffic_bytes"),
+                          hardware=ctx.gpu if ctx.device == "cuda" else "cpu")
                  for v in waiting]
     chosen = set(ctx.gate.choose(ctx.problem, proposals)) if proposals else set()
+    forecasts, why = getattr(ctx.gate, "forecasts", {}), getattr(ctx.gate, "why", lambda _: "")
     events = []
     for variant in waiting:
+        if variant.id in forecasts:
+            variant.forecast = forecasts[variant.id].model_dump()
         if variant.id not in chosen:
-            tree.mark_failed(variant.id, f"not measured: the gate ({ctx.gate.name}) chose others")
-            events.append(f"gate: {variant.id} set aside by {ctx.gate.name}")
+            reason = why(variant.id) or f"not measured: the gate ({ctx.gate.name}) chose others"
+            tree.mark_failed(variant.id, reason)
+            events.append(f"gate ({ctx.gate.name}): {variant.id} {reason}")
     return Command(goto="judge", update={"variants": changed(tree, [v.id for v in waiting]), "events": events})
 
 
