@@ -38,7 +38,7 @@ def gate(state: OptimizeState, runtime: Ctx) -> Command[Literal["judge"]]:
             variant.forecast = forecasts[variant.id].model_dump()
         if variant.id not in chosen:
             reason = why(variant.id) or f"not measured: the gate ({ctx.gate.name}) chose others"
-            tree.mark_failed(variant.id, reason)
+            tree.mark_gated(variant.id, reason)
             events.append(f"gate ({ctx.gate.name}): {variant.id} {reason}")
     return Command(goto="judge", update={"variants": changed(tree, [v.id for v in waiting]), "events": events})
 

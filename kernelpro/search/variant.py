@@ -83,6 +83,9 @@ class Variant(BaseModel):
     """The planner's estimate of this variant's speedup over its parent, when it gave one."""
     forecast: dict[str, Any] | None = None
     """The gate's forecast (``forecast.classes.Forecast``), where a forecast gate saw the variant."""
+    gated: bool = False
+    """Set aside by the gate without a measurement (a copy of its expansion the forecast ranked lower, or a
+    forecast taken as it is): never the best, and the policies do not count it among its parent's children."""
     ideas: list[Idea] = Field(default_factory=list)
     """Ideas planned from this variant and not yet tried, most promising first."""
     plans: int = 0

@@ -50,8 +50,8 @@ def test_selective_accepts_confident_forecasts_without_measuring_them(settings, 
     settings.forecast.proposals_per_expansion = 3
     agents = scripted_agents(planner=[plan_reply("fuse relu and scale")],
                              coder=[code_reply(HONEST), code_reply(WRONG), code_reply(SLOWER)],
-                             critic=[review_reply(), review_reply()])
-    context = make_context(settings, tmp_path, agents, max_iters=3)
+                             critic=[review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=1)
     model = ScriptedChatModel(script=[forecast_by_code] * 3)
     context.gate = ForecastGate(LLMForecaster(model, "H200", mode="native"), "selective", threshold=0.9)
     graph, config = run(context)
@@ -60,3 +60,5 @@ def test_selective_accepts_confident_forecasts_without_measuring_them(settings, 
     assert {v.source for v in skipped(tree)} == {HONEST, SLOWER}
     assert [v.source for v in tree if v.result is not None] == [WRONG]
     assert all("accepted as forecast" in v.failure for v in skipped(tree)) and tree.best() is None
+    assert tree.children(tree.root.id) == [v for v in tree if v.source == WRONG]  # the policies see one child
+    assert len(tree.children(tree.root.id, gated=True)) == 3
