@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from kernelpro.forecast.classes import speedup_class
 from kernelpro.harness.result import EvalResult
@@ -50,6 +50,8 @@ class JudgedRow(BaseModel):
     """What judged it: optimize, eval, a benchmark."""
     run_id: str = ""
     recorded_at: str = ""
+    tags: dict[str, Any] = Field(default_factory=dict)
+    """Where the candidate came from, for datasets built from released kernels (file, level, task, claim)."""
 
 
 def source_hash(source: str) -> str:
@@ -57,7 +59,7 @@ def source_hash(source: str) -> str:
 
 
 def row_for(problem: Problem, candidate_source: str, result: EvalResult, hardware: str, origin: str,
-            run_id: str = "") -> JudgedRow:
+            run_id: str = "", tags: dict[str, Any] | None = None) -> JudgedRow:
     good = result.status == "ok" and result.correct and result.speedup is not None
     ci = tuple(result.speedup_ci95) if result.speedup_ci95 else None
     return JudgedRow(problem_name=problem.name, problem_hash=source_hash(problem.source),
@@ -66,7 +68,7 @@ def row_for(problem: Problem, candidate_source: str, result: EvalResult, hardwar
                      speed_verdict=result.speed_verdict, speed_class=speedup_class(result.speedup) if good else 0,
                      reference_ms=result.reference_ms, candidate_ms=result.candidate_ms,
                      traffic_bytes=result.details.get("traffic_bytes"), origin=origin, run_id=run_id,
-                     recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                     recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), tags=tags or {})
 
 
 def append_rows(path: Path, rows: Iterable[JudgedRow]) -> int:
@@ -139,7 +141,3 @@ def hardware_name(device: str) -> str:
             pynvml.nvmlShutdown()
     except Exception:  # noqa: BLE001 - NVML is optional
         return "cuda"
-
-
-def records(rows: Iterable[JudgedRow]) -> list[dict[str, Any]]:
-    return [row.model_dump() for row in rows]

@@ -79,8 +79,9 @@ def speedup_recovered(probs: np.ndarray, speedups: np.ndarray, fraction: float) 
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rank correlation, ties given their mean rank."""
-    ra, rb = _ranks(a), _ranks(b)
+    """Spearman's rank correlation, ties given their mean rank (values equal to 10 decimals are ties: a matrix
+    product can leave equal forecasts a rounding error apart)."""
+    ra, rb = _ranks(np.round(a, 10)), _ranks(np.round(b, 10))
     if ra.std() == 0 or rb.std() == 0:
         return float("nan")
     return float(np.corrcoef(ra, rb)[0, 1])
