@@ -161,7 +161,7 @@ def forecaster_by_name(settings: Settings, name: str, train: Sequence[Any] | Non
     """A forecaster (``forecast.evaluate.Forecaster``) by name. ``model_free`` and ``class_prior`` are fitted on
     ``train`` (judged rows) when given, else ``model_free`` is loaded from ``forecast.model_path``; ``llm`` and
     ``llm_defer`` are the forecaster agent on the ``llm.forecaster`` model, with the hardware table of ``gpu``."""
-    from kernelpro.forecast.evaluate import inputs_for, scored_rows
+    from kernelpro.forecast.evaluate import inputs_for_rows, scored_rows
     from kernelpro.forecast.model_free import ClassPrior, ModelFree
 
     if name not in FORECASTERS:
@@ -173,7 +173,7 @@ def forecaster_by_name(settings: Settings, name: str, train: Sequence[Any] | Non
                 raise ValueError("the class prior needs judged rows to count classes in (use --holdout)")
             return ClassPrior([r.speed_class for r in usable])
         if train:
-            return ModelFree.fit([inputs_for(r) for r in usable], [r.speed_class for r in usable])
+            return ModelFree.fit(inputs_for_rows(usable, _stats_settings(settings)), [r.speed_class for r in usable])
         return ModelFree.load(settings.forecast.model_path)
     from kernelpro.agents.forecaster import LLMForecaster
     from kernelpro.llm import chat_model, llm_configured, why_no_llm
@@ -185,6 +185,11 @@ def forecaster_by_name(settings: Settings, name: str, train: Sequence[Any] | Non
     table = specs.render() if specs else f"GPU: {gpu or 'unknown'}"
     return LLMForecaster(chat_model(settings, "forecaster", meter=meter), table, defer=name == "llm_defer",
                          mode=settings.llm.tool_calling)
+
+
+def _stats_settings(settings: Settings) -> Any:
+    """The compile settings for the kernels' statistics, where ``forecast.kernel_stats`` asks for them."""
+    return settings.compile if settings.forecast.kernel_stats else None
 
 
 def build_gate(settings: Settings, gpu: str, meter: Any = None) -> Gate:
@@ -199,4 +204,5 @@ def build_gate(settings: Settings, gpu: str, meter: Any = None) -> Gate:
     forecaster = forecaster_by_name(settings, config.forecaster, gpu=gpu, meter=meter)
     specs = lookup(gpu) if gpu and gpu != "cpu" else None
     return ForecastGate(forecaster, config.gate, select_k=config.select_k, confidence=config.confidence,
-                        threshold=config.threshold, bandwidth_gbs=specs.memory_bandwidth_gbs if specs else None)
+                        threshold=config.threshold, bandwidth_gbs=specs.memory_bandwidth_gbs if specs else None,
+                        compile_settings=settings.compile if config.kernel_stats else None)

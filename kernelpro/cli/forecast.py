@@ -29,7 +29,7 @@ def forecast_fit(
 ) -> None:
     """Fit the model-free forecaster on the correct candidates of a dataset and save it."""
     from kernelpro.forecast.dataset import DatasetError, read_rows, split_by_problem
-    from kernelpro.forecast.evaluate import inputs_for, scored_rows
+    from kernelpro.forecast.evaluate import inputs_for_rows, scored_rows
     from kernelpro.forecast.model_free import ModelError, ModelFree
 
     settings = load_settings()
@@ -37,7 +37,8 @@ def forecast_fit(
         rows = read_rows(dataset)
         train = split_by_problem(rows, holdout, seed)[0] if holdout else rows
         usable = scored_rows(train)
-        model = ModelFree.fit([inputs_for(r) for r in usable], [r.speed_class for r in usable])
+        stats = settings.compile if settings.forecast.kernel_stats else None
+        model = ModelFree.fit(inputs_for_rows(usable, stats), [r.speed_class for r in usable])
     except (DatasetError, ModelError) as exc:
         _fail(str(exc))
     path = out or settings.forecast.model_path
@@ -79,7 +80,8 @@ def forecast_eval(
             _fail("the dataset has a single problem: nothing to hold out")
         scored = []
         for name in names:
-            report, forecasts = evaluate(forecaster_by_name(settings, name, train or None), test)
+            stats = settings.compile if settings.forecast.kernel_stats and name == "model_free" else None
+            report, forecasts = evaluate(forecaster_by_name(settings, name, train or None), test, stats)
             scored.append(Scored(report, forecasts, [r.speed_class for r in test]))
     except (DatasetError, ModelError, ValueError) as exc:
         _fail(str(exc))

@@ -25,6 +25,9 @@ class ForecastSettings(BaseModel):
     forecaster: Literal["model_free", "llm", "llm_defer"] = "model_free"
     """Who forecasts for the gate: ``model_free`` (a fitted model on static features, ``model_path``), ``llm``
     (the forecaster agent, model ``llm.forecaster``), ``llm_defer`` (the agent, which may ask for a measurement)."""
+    kernel_stats: bool = False
+    """The model-free forecaster also reads the kernels' ptxas registers and spills and SASS mix (compiled on the
+    CPU ahead of judging, for kernels the source spells out); fit and forecast with the same choice."""
     model_path: Path = KERNELPRO_HOME / "forecaster.json"
     """The model-free forecaster's fitted weights (``kernelpro forecast fit``)."""
     proposals_per_expansion: int = Field(1, ge=1)

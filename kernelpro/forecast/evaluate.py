@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from kernelpro.config import CompileSettings
 from kernelpro.forecast.classes import Forecast
 from kernelpro.forecast.dataset import JudgedRow
 from kernelpro.forecast.features import Inputs
+from kernelpro.forecast.kernel_stats import kernel_stats
 from kernelpro.forecast.scores import score_forecasts
 from kernelpro.tools.profiling.gpu_specs import lookup
 
@@ -18,12 +20,19 @@ class Forecaster(Protocol):
     def forecast(self, items: Sequence[Inputs]) -> list[Forecast]: ...
 
 
-def inputs_for(row: JudgedRow) -> Inputs:
+def inputs_for(row: JudgedRow, kernel_stats: dict[str, float] | None = None) -> Inputs:
     specs = lookup(row.hardware) if row.hardware not in ("cpu", "cuda") else None
     return Inputs(problem_source=row.problem_source, candidate_source=row.candidate_source,
                   reference_ms=row.reference_ms, traffic_bytes=row.traffic_bytes,
-                  bandwidth_gbs=specs.memory_bandwidth_gbs if specs else None, problem_name=row.problem_name,
-                  hardware=row.hardware)
+                  bandwidth_gbs=specs.memory_bandwidth_gbs if specs else None, kernel_stats=kernel_stats or {},
+                  problem_name=row.problem_name, hardware=row.hardware)
+
+
+def inputs_for_rows(rows: Sequence[JudgedRow], compile_settings: CompileSettings | None = None) -> list[Inputs]:
+    """Every row's inputs; with ``compile_settings``, the kernels' ptxas and SASS statistics too (compiled here,
+    on the CPU, for the kernels whose compile requests the source spells out)."""
+    stats = kernel_stats([r.candidate_source for r in rows], compile_settings) if compile_settings else None
+    return [inputs_for(r, stats[i] if stats else None) for i, r in enumerate(rows)]
 
 
 def scored_rows(rows: Sequence[JudgedRow]) -> list[JudgedRow]:
@@ -31,8 +40,9 @@ def scored_rows(rows: Sequence[JudgedRow]) -> list[JudgedRow]:
     return [r for r in rows if r.speed_class >= 1 and r.speedup]
 
 
-def evaluate(forecaster: Forecaster, rows: Sequence[JudgedRow]) -> tuple[dict[str, object], list[Forecast]]:
+def evaluate(forecaster: Forecaster, rows: Sequence[JudgedRow], compile_settings: CompileSettings | None = None
+             ) -> tuple[dict[str, object], list[Forecast]]:
     """The forecaster's forecasts for every row and their scores (failures counted, not scored)."""
-    forecasts = forecaster.forecast([inputs_for(r) for r in rows])
+    forecasts = forecaster.forecast(inputs_for_rows(rows, compile_settings))
     report = score_forecasts(forecasts, [r.speed_class for r in rows], [r.speedup for r in rows])
     return {"forecaster": forecaster.name, **report}, forecasts

@@ -16,8 +16,10 @@ import logging
 from collections.abc import Sequence
 from typing import Literal
 
+from kernelpro.config import CompileSettings
 from kernelpro.forecast.classes import Forecast
 from kernelpro.forecast.features import Inputs
+from kernelpro.forecast.kernel_stats import kernel_stats
 from kernelpro.harness.ports import Proposal
 from kernelpro.problem import Problem
 
@@ -28,19 +30,23 @@ SKIPPED = "not measured (forecast gate)"
 
 class ForecastGate:
     def __init__(self, forecaster, mode: Literal["select", "selective"], *, select_k: int = 1,
-                 confidence: str = "max_prob", threshold: float = 0.8, bandwidth_gbs: float | None = None) -> None:
+                 confidence: str = "max_prob", threshold: float = 0.8, bandwidth_gbs: float | None = None,
+                 compile_settings: CompileSettings | None = None) -> None:
         if mode not in ("select", "selective"):
             raise ValueError(f"gate mode must be select or selective, not {mode!r}")
         self.forecaster, self.mode, self.select_k = forecaster, mode, max(1, select_k)
         self.confidence, self.threshold, self.bandwidth_gbs = confidence, threshold, bandwidth_gbs
+        self.compile_settings = compile_settings  # set: the kernels' ptxas and SASS statistics are features too
         self.name = f"forecast-{mode} ({forecaster.name})"
         self.forecasts: dict[str, Forecast] = {}
         self.reasons: dict[str, str] = {}
 
     def choose(self, problem: Problem, proposals: Sequence[Proposal]) -> list[str]:
         self.forecasts, self.reasons = {}, {}
-        items = [Inputs(problem.source, p.source, p.reference_ms, p.traffic_bytes, self.bandwidth_gbs,
-                        problem_name=problem.name, hardware=p.hardware) for p in proposals]
+        stats = (kernel_stats([p.source for p in proposals], self.compile_settings) if self.compile_settings
+                 else [{} for _ in proposals])
+        items = [Inputs(problem.source, p.source, p.reference_ms, p.traffic_bytes, self.bandwidth_gbs, stats[i],
+                        problem_name=problem.name, hardware=p.hardware) for i, p in enumerate(proposals)]
         try:
             forecasts = self.forecaster.forecast(items)
         except Exception as exc:  # noqa: BLE001 - without forecasts every proposal is measured

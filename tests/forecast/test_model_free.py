@@ -56,3 +56,14 @@ def test_a_saved_model_loads_to_the_same_forecasts(tmp_path):
         ModelFree.load(tmp_path / "bad.json")
     with pytest.raises(ModelError, match="every class"):
         ModelFree.fit([], [])
+
+
+def test_kernel_statistics_come_from_the_real_compilers(settings):
+    from kernelpro.forecast.kernel_stats import kernel_stats
+    from tests.conftest import candidate
+
+    cuda, plain = kernel_stats([candidate("honest_cuda_scale_relu"), "import torch\n"], settings.compile)
+    assert cuda["max_registers"] > 0 and cuda["spill_bytes"] == 0 and plain == {}
+    assert 0 <= cuda.get("wide_load_share", 0) <= 1  # the SASS mix where cuobjdump is installed
+    row = features(Inputs("ref", candidate("honest_cuda_scale_relu"), kernel_stats=cuda))
+    assert row[feature_names().index("has_kernel_stats")] == 1
