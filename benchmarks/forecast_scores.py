@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernelpro.forecast.dataset import read_rows, split_by_problem  # noqa: E402
-from kernelpro.forecast.evaluate import evaluate, inputs_for, scored_rows  # noqa: E402
+from kernelpro.forecast.evaluate import evaluate, inputs_for, scored_rows, truth_class  # noqa: E402
 from kernelpro.forecast.model_free import ClassPrior, ModelFree  # noqa: E402
 from kernelpro.forecast.report import Scored, write_report  # noqa: E402
 
@@ -39,10 +39,10 @@ def one_split(rows, seed: int, holdout: float):
     scored, model_forecasts = [], []
     for forecaster in (model, prior):
         report, forecasts = evaluate(forecaster, test)
-        scored.append(Scored(report, forecasts, [r.speed_class for r in test]))
+        scored.append(Scored(report, forecasts, [truth_class(r) for r in test]))
         model_forecasts = model_forecasts or forecasts
     errors = [math.log(f.expected_speedup) - math.log(r.speedup) for f, r in zip(model_forecasts, test, strict=True)
-              if r.speed_class >= 1 and r.speedup]
+              if truth_class(r) >= 1]
     split = {"seed": seed, "train_problems": len({r.problem_hash for r in train}), "train_rows": len(train),
              "test_problems": len({r.problem_hash for r in test}), "test_rows": len(test),
              "log_error_sd": float(np.std(errors)) if errors else None}

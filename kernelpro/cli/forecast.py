@@ -65,7 +65,7 @@ def forecast_eval(
     AURC for three confidences, speedup recovered at the top 1/10/50%, MAPE of the expected speedup, Spearman."""
     from kernelpro.app import forecaster_by_name
     from kernelpro.forecast.dataset import DatasetError, read_rows, split_by_problem
-    from kernelpro.forecast.evaluate import evaluate
+    from kernelpro.forecast.evaluate import evaluate, truth_class
     from kernelpro.forecast.model_free import ModelError
     from kernelpro.forecast.report import Scored, write_report
 
@@ -82,7 +82,7 @@ def forecast_eval(
         for name in names:
             stats = settings.compile if settings.forecast.kernel_stats and name == "model_free" else None
             report, forecasts = evaluate(forecaster_by_name(settings, name, train or None), test, stats)
-            scored.append(Scored(report, forecasts, [r.speed_class for r in test]))
+            scored.append(Scored(report, forecasts, [truth_class(r) for r in test]))
     except (DatasetError, ModelError, ValueError) as exc:
         _fail(str(exc))
     split = (f"held out: {len({r.problem_hash for r in test})} problems ({len(test)} candidates), fitted on "

@@ -46,6 +46,10 @@ class JudgedRow(BaseModel):
     candidate_ms: float | None = None
     traffic_bytes: int | None = None
     """The problem's compulsory bytes (inputs read once, outputs written once), where the judge measured them."""
+    warnings: list[str] = Field(default_factory=list)
+    """The judge's warnings on a passing candidate (``precision_downgrade``, ``output_reused``...)."""
+    problem_findings: list[str] = Field(default_factory=list)
+    """What is wrong with the problem itself (``constant_output``...): its candidates' speedups are hollow."""
     origin: str = ""
     """What judged it: optimize, eval, a benchmark."""
     run_id: str = ""
@@ -67,7 +71,9 @@ def row_for(problem: Problem, candidate_source: str, result: EvalResult, hardwar
                      verdict=result.status, reason=result.reason, speedup=result.speedup, speedup_ci95=ci,
                      speed_verdict=result.speed_verdict, speed_class=speedup_class(result.speedup) if good else 0,
                      reference_ms=result.reference_ms, candidate_ms=result.candidate_ms,
-                     traffic_bytes=result.details.get("traffic_bytes"), origin=origin, run_id=run_id,
+                     traffic_bytes=result.details.get("traffic_bytes"),
+                     warnings=sorted({g.reason for g in result.guards if g.severity == "warn"}),
+                     problem_findings=[f.reason for f in result.problem_findings], origin=origin, run_id=run_id,
                      recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), tags=tags or {})
 
 

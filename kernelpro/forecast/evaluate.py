@@ -35,14 +35,22 @@ def inputs_for_rows(rows: Sequence[JudgedRow], compile_settings: CompileSettings
     return [inputs_for(r, stats[i] if stats else None) for i, r in enumerate(rows)]
 
 
+def truth_class(row: JudgedRow) -> int:
+    """The class a forecaster is scored against: 0 (not scored) for a failure, and for a candidate of a degenerate
+    problem (its speedup is hollow: the judge found the problem's output constant, say)."""
+    return 0 if row.problem_findings or not row.speedup else row.speed_class
+
+
 def scored_rows(rows: Sequence[JudgedRow]) -> list[JudgedRow]:
-    """The rows a forecaster is scored and trained on: correct candidates with a measured speedup."""
-    return [r for r in rows if r.speed_class >= 1 and r.speedup]
+    """The rows a forecaster is scored and trained on: correct candidates with a measured speedup, of problems
+    the judge found sound."""
+    return [r for r in rows if truth_class(r) >= 1]
 
 
 def evaluate(forecaster: Forecaster, rows: Sequence[JudgedRow], compile_settings: CompileSettings | None = None
              ) -> tuple[dict[str, object], list[Forecast]]:
     """The forecaster's forecasts for every row and their scores (failures counted, not scored)."""
     forecasts = forecaster.forecast(inputs_for_rows(rows, compile_settings))
-    report = score_forecasts(forecasts, [r.speed_class for r in rows], [r.speedup for r in rows])
-    return {"forecaster": forecaster.name, **report}, forecasts
+    report = score_forecasts(forecasts, [truth_class(r) for r in rows], [r.speedup for r in rows])
+    degenerate = sum(1 for r in rows if r.problem_findings and r.speed_class >= 1)
+    return {"forecaster": forecaster.name, **report, "degenerate_left_out": degenerate}, forecasts

@@ -27,13 +27,13 @@ CANDIDATE_PATTERNS = {
     "torch_compile": r"torch\.compile", "cuda_graphs": r"CUDAGraph|cuda\.graph", "streams": r"\bStream\b",
     "torch_calls": r"\btorch\.\w+\(", "functional_calls": r"\bF\.\w+\(", "triton_jit": r"@triton\.jit",
     "channels_last": r"channels_last", "low_precision": r"\bhalf\(\)|float16|bfloat16|autocast|allow_tf32",
-    "cudnn_flags": r"cudnn\.(benchmark|allow_tf32)", "inplace": r"inplace\s*=\s*True|\w+_\(",
+    "cudnn_flags": r"cudnn\.(benchmark|allow_tf32)", "inplace": r"inplace\s*=\s*True|\.[a-z]\w*[a-z0-9]_\(",
     "contiguous": r"\.contiguous\(\)", "jit_script": r"torch\.jit\.(script|trace)", "no_grad": r"no_grad",
     "caching": r"_cache|cached|lru_cache", "fused": r"fus(e|ed|ion)",
 }
 # Operators in the reference: what kind of work it does.
 REFERENCE_PATTERNS = {
-    "ref_matmul": r"matmul|\bmm\(|bmm|nn\.Linear|einsum|@", "ref_conv": r"[Cc]onv\w*[123]d|ConvTranspose",
+    "ref_matmul": r"matmul|\bmm\(|bmm|nn\.Linear|einsum|\s@\s", "ref_conv": r"[Cc]onv\w*[123]d|ConvTranspose",
     "ref_norm": r"Norm\w*\(|norm\(", "ref_reduce": r"\.(sum|mean|max|min|prod|argmax|argmin|cumsum)\(",
     "ref_softmax": r"softmax", "ref_elementwise": r"relu|gelu|sigmoid|tanh|exp\(|clamp|hardswish|mish|swish",
     "ref_pool": r"Pool\w*\(", "ref_rnn": r"LSTM|GRU|RNN", "ref_attention": r"attention|Attention",

@@ -47,9 +47,11 @@ def markdown(scored: Sequence[Scored], title: str, notes: Sequence[str] = ()) ->
     for label, key in (("candidates scored", "n"),):
         lines.append(f"| {label} | " + " | ".join(_cell(s.report[v].get(key)) for s in scored
                                                   for v in ("all", "parsed")) + " |")
-    lines += ["", *(f"- {s.name}: {s.report['candidates']} candidates, {s.report['failures_left_out']} failures "
-                    f"(class 0, never predicted) left out, {s.report['parse_failures']} parse failures (scored as "
-                    "uniform in *all*, left out of *parsed*)" for s in scored), "",
+    lines += ["", *(f"- {s.name}: {s.report['candidates']} candidates, {s.report['failures_left_out']} left out "
+                    f"(failures, class 0, never predicted; {s.report.get('degenerate_left_out', 0)} of them correct "
+                    "candidates of degenerate problems, whose speedups are hollow), "
+                    f"{s.report['parse_failures']} parse failures (scored as uniform in *all*, left out of "
+                    "*parsed*)" for s in scored), "",
               "![risk-coverage](risk_coverage.png)", "", "![reliability](reliability.png)", "",
               *(f"![confusion {s.name}](confusion_{s.name}.png)" for s in scored), ""]
     return "\n".join(lines)

@@ -67,3 +67,11 @@ def test_kernel_statistics_come_from_the_real_compilers(settings):
     assert 0 <= cuda.get("wide_load_share", 0) <= 1  # the SASS mix where cuobjdump is installed
     row = features(Inputs("ref", candidate("honest_cuda_scale_relu"), kernel_stats=cuda))
     assert row[feature_names().index("has_kernel_stats")] == 1
+
+
+def test_candidates_of_degenerate_problems_are_neither_scored_nor_learned_from():
+    rows = judged_rows(problems=3, per_problem=3, failures=0)
+    rows[0].problem_findings = ["constant_output"]
+    report, _ = evaluate(ClassPrior([4]), rows)
+    assert report["failures_left_out"] == 1 and report["degenerate_left_out"] == 1 and report["all"]["n"] == 8
+    assert rows[0] not in scored_rows(rows)
