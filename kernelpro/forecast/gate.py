@@ -1,8 +1,8 @@
 """The forecast gate: which of a batch's proposals deserve the GPU (the ``Gate`` port of ``harness.ports``).
 
 - ``select``: the proposals of one expansion (same parent, same idea; ``forecast.proposals_per_expansion`` of
-  them) are ranked by expected class, and the top ``select_k`` are measured (GPU Forecasters' filtered search:
-  forecast many mutations, measure the best few);
+  them) are ranked by expected class (a forecaster's deferral first), and the top ``select_k`` are measured (GPU
+  Forecasters' filtered search: forecast many mutations, measure the best few);
 - ``selective``: a proposal whose forecast is confident (``confidence`` at or above ``threshold``) is accepted as
   forecast and not measured; uncertain ones, parse failures and deferrals are measured.
 
@@ -65,7 +65,9 @@ class ForecastGate:
             groups.setdefault((p.parent_id, p.idea), []).append(p)
         chosen: set[str] = set()
         for group in groups.values():
-            ranked = sorted(group, key=lambda p: (-self.forecasts[p.variant_id].expected_class, -p.prior))
+            # A deferral asks for a measurement: it goes first, then the highest expected class.
+            ranked = sorted(group, key=lambda p: (not self.forecasts[p.variant_id].deferred,
+                                                  -self.forecasts[p.variant_id].expected_class, -p.prior))
             chosen |= {p.variant_id for p in ranked[: self.select_k]}
             cut = self.forecasts[ranked[min(self.select_k, len(ranked)) - 1].variant_id].expected_class
             for p in ranked[self.select_k:]:
