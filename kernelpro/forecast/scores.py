@@ -7,6 +7,7 @@ and where needed the measured speedups. Failures (class 0) are never predicted, 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -72,10 +73,20 @@ def expected_speedup(probs: np.ndarray) -> np.ndarray:
 
 
 def speedup_recovered(probs: np.ndarray, speedups: np.ndarray, fraction: float) -> float:
-    """The best true speedup among the top ``fraction`` of candidates ranked by expected class, over the best."""
+    """The best true speedup among the top ``fraction`` of candidates ranked by expected class, over the best.
+
+    Candidates tied at the cut are drawn at random: the value is its expectation, so a forecaster that ranks
+    nothing (the same forecast for all) is not credited with the order the rows happen to be in."""
     k = max(1, int(np.ceil(fraction * len(speedups))))
-    ranked = np.argsort(-(probs @ np.arange(1, N_CLASSES + 1)), kind="stable")[:k]
-    return float(speedups[ranked].max() / speedups.max())
+    score = np.round(probs @ np.arange(1, N_CLASSES + 1), 10)
+    cut = np.sort(score)[::-1][k - 1]
+    above, tied = speedups[score > cut], np.sort(speedups[score == cut])[::-1]
+    m, t = k - len(above), len(tied)
+    best_above = above.max() if len(above) else 0.0
+    # P(the best of m drawn from t is the j-th best of them) = C(t - j, m - 1) / C(t, m), j = 1..t
+    expected = sum(math.comb(t - j, m - 1) / math.comb(t, m) * max(best_above, tied[j - 1])
+                   for j in range(1, t - m + 2))
+    return float(expected / speedups.max())
 
 
 def spearman(a: np.ndarray, b: np.ndarray) -> float:

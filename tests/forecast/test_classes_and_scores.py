@@ -75,6 +75,11 @@ def test_speedup_recovered_and_spearman():
     speedups = np.array([3.0, 1.2, 0.4, 6.0])
     assert speedup_recovered(probs, speedups, 0.25) == 0.5  # its top pick made 3x of the best 6x
     assert speedup_recovered(probs, speedups, 0.5) == 1.0
+    flat = np.full((4, 8), 1 / 8)  # no ranking at all: the expectation over random picks, whatever the row order
+    assert speedup_recovered(flat, speedups, 0.25) == pytest.approx((3.0 + 1.2 + 0.4 + 6.0) / 4 / 6.0)
+    assert speedup_recovered(flat, speedups[::-1].copy(), 0.25) == speedup_recovered(flat, speedups, 0.25)
+    # two of four drawn: the best is missed only when both picks are among the other three (3 of 6 pairs)
+    assert speedup_recovered(flat, speedups, 0.5) == pytest.approx((3 * 1.0 + 2 * 3.0 / 6 + 1 * 1.2 / 6) / 6)
     assert spearman(np.array([1.0, 2, 3]), np.array([10.0, 20, 30])) == pytest.approx(1.0)
     assert spearman(np.array([1.0, 2, 3]), np.array([3.0, 2, 1])) == pytest.approx(-1.0)
 
