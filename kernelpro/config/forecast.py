@@ -37,4 +37,5 @@ class ForecastSettings(BaseModel):
     confidence: Literal["max_prob", "neg_entropy", "margin"] = "max_prob"
     """``selective``: which confidence decides (largest probability, negative entropy, top-two margin)."""
     threshold: float = 0.8
-    """``selective``: the confidence at or above which a forecast is accepted without measuring."""
+    """``selective``: the confidence at or above which a forecast is accepted without measuring (max_prob and
+    margin are in [0, 1]; neg_entropy is in [-log 8, 0], e.g. -0.5)."""
