@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,7 +125,7 @@ def judge(args: argparse.Namespace) -> None:
     if out.exists():  # resumable: cases already judged into --out are not judged again
         done = {json.loads(line)["tags"].get("case") for line in out.read_text().splitlines() if line.strip()}
     todo = [c for c in cases if c.name not in done]
-    started, judged = time.monotonic(), 0
+    started, judged, verdicts = time.monotonic(), 0, Counter()
     with Pipeline(args.device, fast_settings(args)) as pipeline:
         hardware = hardware_name(pipeline.device)
         for start in range(0, len(todo), args.chunk):
@@ -140,14 +141,16 @@ def judge(args: argparse.Namespace) -> None:
                 items.append((problem, (case / "candidate.py").read_text(errors="replace")))
                 metas.append(meta)
             results = pipeline.judge(items)
-            append_rows(out, [row_for(p, src, r, hardware, "benchmark:cuda-l1", tags=m)
+            append_rows(out, [row_for(p, src, r, hardware, "benchmark:cuda-l1", tags=m | {"judge_s": r.elapsed_s})
                               for (p, src), r, m in zip(items, results, metas, strict=True)])
+            verdicts.update(r.status for r in results)
             judged += len(chunk)
             ok = sum(r.status == "ok" for r in results)
             print(f"{judged}/{len(todo)} judged in {time.monotonic() - started:.0f}s ({ok}/{len(chunk)} ok in the "
                   f"last chunk)", flush=True)
         stats = pipeline.stats
-    print(json.dumps({"judged": judged, "elapsed_s": round(time.monotonic() - started, 1), "hardware": hardware,
+    print(json.dumps({"judged": judged, "by_status": dict(verdicts), "elapsed_s": round(time.monotonic() - started, 1),
+                      "hardware": hardware,
                       "worker_starts": stats.worker_starts, "restarts": len(stats.restarts), "out": str(out)}))
 
 
