@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Runs under test (optimize, eval, in process or not) record judged candidates in a throwaway dataset, never in the
+# developer's ~/.kernelpro.
+os.environ.setdefault("KERNELPRO_FORECAST__DATASET", str(Path(tempfile.mkdtemp(prefix="kp-judged-")) / "judged.jsonl"))
 
 from kernelpro.config import Settings
 from kernelpro.problem import Problem, load_problem

@@ -14,6 +14,7 @@ from kernelpro.cli.inputs import candidate_or_fail, device_or_fail, problem_or_f
 from kernelpro.config import load_settings
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
+from kernelpro.problem import Problem
 
 console = Console()
 
@@ -47,6 +48,8 @@ def eval_command(
     sources = [candidate_or_fail(path) for path in candidates]
     device = device_or_fail(device, settings)
     results = judge_many(problem, sources, device=device, settings=settings, timing=not no_timing)
+    if settings.forecast.record and not no_timing:
+        _record(settings.forecast.dataset, problem, sources, results)
     if as_json:
         rows = [{"candidate_file": str(path), **result.to_json_dict()}
                 for path, result in zip(candidates, results, strict=True)]
@@ -57,6 +60,18 @@ def eval_command(
         _print_batch(results, problem.name, candidates)
     if any(result.reason == "reference_failed" for result in results):
         raise typer.Exit(code=2)
+
+
+def _record(dataset: Path, problem: Problem, sources: list[str], results: list[EvalResult]) -> None:
+    """Every judged candidate goes into the judged-candidate dataset (``forecast.dataset``)."""
+    from kernelpro.forecast.dataset import append_rows, hardware_name, row_for
+
+    hardware = hardware_name(results[0].device or "cpu") if results else "cpu"
+    try:
+        append_rows(dataset, [row_for(problem, source, result, hardware, "eval")
+                              for source, result in zip(sources, results, strict=True)])
+    except OSError as error:
+        Console(stderr=True).print(f"[yellow]not recorded in {dataset}: {error}[/]", highlight=False)
 
 
 def _print_batch(results: list[EvalResult], problem: str, candidates: list[Path]) -> None:

@@ -14,12 +14,12 @@ from typing import Annotated
 import typer
 
 import kernelpro
-from kernelpro.cli import chat, doctor, eval, mcp, memory, optimize, profile, suite
+from kernelpro.cli import chat, data, doctor, eval, forecast, mcp, memory, optimize, profile, suite
 from kernelpro.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, OK
 
 app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", no_args_is_help=True,
                   pretty_exceptions_enable=False)
-for group in (eval, doctor, memory, profile, optimize, suite, chat, mcp):
+for group in (eval, doctor, memory, profile, optimize, suite, chat, mcp, forecast, data):
     group.register(app)
 
 

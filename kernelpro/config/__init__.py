@@ -25,6 +25,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from kernelpro.config.chat import ChatSettings  # noqa: E402
 from kernelpro.config.compile import CompileSettings, CutlassSettings  # noqa: E402
+from kernelpro.config.forecast import ForecastSettings  # noqa: E402
 from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
 from kernelpro.config.llm import LLMSettings  # noqa: E402
 from kernelpro.config.mcp import McpSettings  # noqa: E402
@@ -36,8 +37,8 @@ from kernelpro.config.suite import SuiteSettings  # noqa: E402
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 __all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "ChatSettings", "CompileSettings", "CutlassSettings", "DeviceChoice",
-           "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings", "SearchSettings", "Settings",
-           "SuiteSettings", "Tolerance", "load_settings"]
+           "ForecastSettings", "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings", "SearchSettings",
+           "Settings", "SuiteSettings", "Tolerance", "load_settings"]
 
 
 class Settings(BaseSettings):
@@ -63,6 +64,7 @@ class Settings(BaseSettings):
     suite: SuiteSettings = Field(default_factory=SuiteSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
+    forecast: ForecastSettings = Field(default_factory=ForecastSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -11,6 +11,7 @@ from typing import Literal
 
 from langgraph.types import Command
 
+from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.views import describe_result
@@ -23,14 +24,22 @@ from kernelpro.search.tree import Variant, normalised_source
 def gate(state: OptimizeState, runtime: Ctx) -> Command[Literal["judge"]]:
     ctx, tree = runtime.context, tree_of(state)
     waiting = [v for v in (tree.get(i) for i in state.get("pending", [])) if not v.settled and v.source]
-    proposals = [Proposal(variant_id=v.id, parent_id=v.parent_id or "", idea=v.idea, source=v.source, prior=v.prior)
+    measured = next((v.result for v in tree if v.result and v.result.get("reference")), None) or {}
+    proposals = [Proposal(variant_id=v.id, parent_id=v.parent_id or "", idea=v.idea, source=v.source, prior=v.prior,
+                          reference_ms=measured["reference"]["median_ms"] if measured else None,
+                          traffic_bytes=(measured.get("details") or {}).get("traffic_bytes"),
+                          hardware=ctx.gpu if ctx.device == "cuda" else "cpu")
                  for v in waiting]
     chosen = set(ctx.gate.choose(ctx.problem, proposals)) if proposals else set()
+    forecasts, why = getattr(ctx.gate, "forecasts", {}), getattr(ctx.gate, "why", lambda _: "")
     events = []
     for variant in waiting:
+        if variant.id in forecasts:
+            variant.forecast = forecasts[variant.id].model_dump()
         if variant.id not in chosen:
-            tree.mark_failed(variant.id, f"not measured: the gate ({ctx.gate.name}) chose others")
-            events.append(f"gate: {variant.id} set aside by {ctx.gate.name}")
+            reason = why(variant.id) or f"not measured: the gate ({ctx.gate.name}) chose others"
+            tree.mark_gated(variant.id, reason)
+            events.append(f"gate ({ctx.gate.name}): {variant.id} {reason}")
     return Command(goto="judge", update={"variants": changed(tree, [v.id for v in waiting]), "events": events})
 
 
@@ -63,7 +72,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
         verdicts[group[0].id] = (result, "")
         for twin in group[1:]:
             verdicts[twin.id] = (result, f" (the same candidate as {group[0].id}: its verdict, not judged again)")
-    events, iteration = [], state.get("iteration", 0)
+    events, iteration = record_judged(ctx, firsts, fresh), state.get("iteration", 0)
     for variant in batch:
         result, note = verdicts[variant.id]
         iteration += 1
@@ -109,3 +118,19 @@ def profile(state: OptimizeState, runtime: Ctx) -> Command[Literal["interpret", 
         events.append(f"profile {variant.id}: {report.headline}")
     update = {"variants": changed(tree, state.get("judged", [])), "gpu_s": gpu_s, "events": events}
     return Command(goto="interpret" if profiled and ctx.uses_llm else "critique", update=update)
+
+
+def record_judged(ctx: OptimizeContext, variants: list[Variant], results: list[EvalResult]) -> list[str]:
+    """Append the freshly judged candidates to the judged-candidate dataset; a failure to write is an event."""
+    if not ctx.settings.forecast.record or not variants:
+        return []
+    from kernelpro.forecast.dataset import append_rows, row_for
+
+    hardware = ctx.gpu if ctx.device == "cuda" else "cpu"
+    try:
+        append_rows(ctx.settings.forecast.dataset, [row_for(ctx.problem, v.source, r, hardware, "optimize",
+                                                            ctx.files.root.name)
+                                                    for v, r in zip(variants, results, strict=True)])
+    except OSError as error:
+        return [f"dataset: not recorded ({error})"]
+    return []

@@ -68,7 +68,18 @@ def select(state: OptimizeState, runtime: Ctx) -> Command[Literal["plan", "code"
     if proposed[0].idea is None:
         return Command(goto="plan", update={"planning": [e.parent_id for e in proposed]})
     iteration = state.get("iteration", 0)
-    children = [tree.spawn_from(e.parent_id, e.idea, iteration=iteration + 1) for e in proposed if e.idea]
+    children = []
+    # With a forecast gate, the coder writes several candidates per expansion and the gate picks which to measure;
+    # a recipe's code is fixed, so it is written once.
+    copies = ctx.settings.forecast.proposals_per_expansion if ctx.gate.name != "measure_all" else 1
+    for e in proposed:
+        if e.idea is None:
+            continue
+        children.append(tree.spawn_from(e.parent_id, e.idea, iteration=iteration + 1))
+        for _ in range(copies - 1 if not e.idea.source else 0):
+            children.append(tree.spawn(e.parent_id, "", e.idea.description, e.idea.origin, iteration + 1,
+                                       prior=e.idea.prior, techniques=e.idea.techniques,
+                                       expected_speedup=e.idea.expected_speedup))
     ids = [c.id for c in children]
     parents = [c.parent_id or "" for c in children]
     sends = [Send("code", {"variant_id": c.id, "variants": changed(tree, [c.parent_id or "", c.id])})

@@ -78,6 +78,11 @@ class Proposal(BaseModel):
     idea: str
     source: str
     prior: float = 0.0
+    reference_ms: float | None = None
+    """The reference's time, once any candidate's verdict measured it (for the gate's roofline bound)."""
+    traffic_bytes: int | None = None
+    """The problem's compulsory bytes, where a verdict measured them."""
+    hardware: str = ""
 
 
 @runtime_checkable
@@ -87,7 +92,8 @@ class Gate(Protocol):
     name: str
 
     def choose(self, problem: Problem, proposals: Sequence[Proposal]) -> list[str]:
-        """The ids of the proposals to judge; the others are set aside unjudged, with the gate's reason."""
+        """The ids of the proposals to judge; the others are set aside unjudged, with the gate's reason (its
+        ``why(variant_id)`` where it has one) and its forecast (``forecasts[variant_id]``, where it has one)."""
         ...
 
 

@@ -81,4 +81,6 @@ class RunChecks:
 
     def attach(self, result: EvalResult) -> EvalResult:
         result.problem_findings = list(self.problem_findings)
+        if self.traffic_bytes:  # for the forecasters' roofline bound
+            result.details["traffic_bytes"] = self.traffic_bytes
         return result

@@ -46,6 +46,12 @@ class RunSummary(BaseModel):
     llm_usage: dict[str, RoleUsage] = Field(default_factory=dict)
     """Per agent role (planner, coder...)."""
     gpu_seconds: float = 0.0
+    gate: str = ""
+    """The gate that chose what to measure (``measure_all``, or a forecast gate)."""
+    gate_skipped: int = 0
+    """Candidates written but not measured: the gate ranked them below others, or accepted their forecast."""
+    gate_saved_s: float = 0.0
+    """Judging time those would have taken, at the run's mean judging time per candidate."""
 
     @property
     def wall_seconds(self) -> float | None:

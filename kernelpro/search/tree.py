@@ -98,10 +98,16 @@ class VariantTree:
         variant.mark_failed(why)
         return variant
 
+    def mark_gated(self, variant_id: str, why: str) -> Variant:
+        """The gate set the variant aside unmeasured: failed, with the gate's reason, and out of the policies' view."""
+        variant = self.mark_failed(variant_id, why)
+        variant.gated = True
+        return variant
+
     def add_ideas(self, variant_id: str, ideas: Iterable[Idea]) -> list[Idea]:
         """Queue a new plan's ideas at the variant, most promising first; an empty plan exhausts it."""
         variant = self.get(variant_id)
-        tried = {c.idea for c in self.children(variant_id)} | {i.description for i in variant.ideas}
+        tried = {c.idea for c in self.children(variant_id, gated=True)} | {i.description for i in variant.ideas}
         fresh = [i for i in ideas if i.description not in tried]
         variant.plans += 1
         variant.ideas = sorted([*variant.ideas, *fresh], key=lambda i: -i.prior)
@@ -134,9 +140,9 @@ class VariantTree:
         """Variants waiting for code or a verdict, in the order they were added."""
         return [v for v in self.variants.values() if not v.settled]
 
-    def children(self, variant_id: str) -> list[Variant]:
-        """Children in the order they were added."""
-        return [v for v in self.variants.values() if v.parent_id == variant_id]
+    def children(self, variant_id: str, gated: bool = False) -> list[Variant]:
+        """Children in the order they were added; those the gate set aside only with ``gated``."""
+        return [v for v in self.variants.values() if v.parent_id == variant_id and (gated or not v.gated)]
 
     def path_to(self, variant_id: str) -> list[Variant]:
         """From the root down to ``variant_id``, both included."""
@@ -226,7 +232,7 @@ class VariantTree:
         def walk(variant: Variant, prefix: str, last: bool, top: bool) -> None:
             connector = "" if top else ("└── " if last else "├── ")
             lines.append(prefix + connector + describe(variant))
-            kids = self.children(variant.id)
+            kids = self.children(variant.id, gated=True)
             below = prefix if top else prefix + ("    " if last else "│   ")
             for i, kid in enumerate(kids):
                 walk(kid, below, i == len(kids) - 1, False)

@@ -81,6 +81,11 @@ class Variant(BaseModel):
     """How promising the idea that made this variant looked before it was judged (``search.priors``)."""
     expected_speedup: float | None = None
     """The planner's estimate of this variant's speedup over its parent, when it gave one."""
+    forecast: dict[str, Any] | None = None
+    """The gate's forecast (``forecast.classes.Forecast``), where a forecast gate saw the variant."""
+    gated: bool = False
+    """Set aside by the gate without a measurement (a copy of its expansion the forecast ranked lower, or a
+    forecast taken as it is): never the best, and the policies do not count it among its parent's children."""
     ideas: list[Idea] = Field(default_factory=list)
     """Ideas planned from this variant and not yet tried, most promising first."""
     plans: int = 0

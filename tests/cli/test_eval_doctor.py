@@ -19,11 +19,11 @@ FAST = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_
 REQUIRED_KEYS = {"status", "reason", "message", "correct", "speedup", "candidate_ms", "reference_ms", "guards"}
 
 
-def run_eval(*args: str) -> subprocess.CompletedProcess:
+def run_eval(*args: str, **env_extra: str) -> subprocess.CompletedProcess:
     """The installed entry point in a real process, as a user would call it."""
     import os
 
-    env = {**os.environ, **FAST}
+    env = {**os.environ, **FAST, **env_extra}
     return subprocess.run([sys.executable, "-m", "kernelpro.cli", "eval", *args], capture_output=True, text=True,
                           env=env, timeout=300)
 
@@ -47,15 +47,21 @@ def test_eval_exits_zero_for_a_rejected_candidate():
     assert data["guards"][0]["reason"] == "input_mutation"
 
 
-def test_eval_batch_prints_one_object_with_every_verdict():
+def test_eval_batch_prints_one_object_with_every_verdict_and_records_them(tmp_path):
+    dataset = tmp_path / "judged.jsonl"
     proc = run_eval(PROBLEM, str(DATA / "candidates" / "honest_scale_relu.py"),
-                    str(DATA / "candidates" / "cheat_try_except_fallback.py"), "--device", "cpu", "--json")
+                    str(DATA / "candidates" / "cheat_try_except_fallback.py"), "--device", "cpu", "--json",
+                    KERNELPRO_FORECAST__DATASET=str(dataset))
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["problem"] == "scale_relu"
     assert [(r["status"], r["reason"]) for r in data["results"]] == [("ok", None),
                                                                     ("rejected", "try_except_fallback")]
     assert data["results"][1]["candidate_file"].endswith("cheat_try_except_fallback.py")
+    rows = [json.loads(line) for line in dataset.read_text().splitlines()]
+    assert [(r["verdict"], r["origin"], r["problem_name"]) for r in rows] == [("ok", "eval", "scale_relu"),
+                                                                           ("rejected", "eval", "scale_relu")]
+    assert rows[0]["speed_class"] >= 1 and rows[1]["speed_class"] == 0 and rows[0]["speedup_ci95"]
 
 
 def test_eval_batch_readable_table():

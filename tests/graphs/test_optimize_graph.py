@@ -8,6 +8,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
+from kernelpro.forecast.classes import speedup_class
+from kernelpro.forecast.dataset import read_rows
 from kernelpro.graphs.optimize import builder
 from kernelpro.llm import UsageMeter
 from kernelpro.search.tree import VariantTree
@@ -190,9 +192,14 @@ def test_the_same_candidate_twice_is_judged_once(settings, tmp_path):
     again = "# the same code, written again\n" + HONEST.replace("\n\n\n", "\n\n")
     agents = scripted_agents(planner=[plan_reply("fuse", "fuse again"), plan_reply("fuse once more")],
                              coder=[code_reply(HONEST), code_reply(again)], critic=[review_reply(), review_reply()])
+    settings.forecast.dataset = tmp_path / "judged.jsonl"
     context = make_context(settings, tmp_path, agents, max_iters=2)
     graph, config = run(context)
     state = state_of(graph, config)
+    # the judged-candidate dataset has the one judgment, with its class (finalists' re-judgments are not rows)
+    [row] = read_rows(settings.forecast.dataset)
+    assert (row.problem_name, row.verdict, row.origin, row.hardware) == ("repeated_relu", "ok", "optimize", "cpu")
+    assert row.speed_class == speedup_class(row.speedup) and row.candidate_source in (HONEST, again)
     # the two are written in parallel, so either may hold either source; the batch judges the first once
     first, second = [v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"]
     assert {first.source, second.source} == {HONEST, again} and second.result == first.result
