@@ -25,7 +25,8 @@ PLANTED = DATA / "ncu" / "planted"
 REFUSED = {"memory_write": {"tags": "not-a-list"}, "memory_search": {"query": ["not", "text"]},
            "profile": {"full": "sometimes"}, "cutlass_search": {"regex": "perhaps"},
            "cutlass_definition": {"symbol": ["a", "b"]}, "cutlass_usages": {}, "cutlass_examples": {"topic": 7},
-           "cutlass_read": {"start": 0}, "cutlass_list": {"path": 3}}
+           "cutlass_read": {"start": 0}, "cutlass_list": {"path": 3}, "ncu_sections": {"report": 5},
+           "ncu_rules": {"report": ["a"]}, "report_details": {}}
 EVERY_TOOL = [
     ("compile_check", {"source": GOOD_KERNEL}),
     ("resource_report", {"source": GOOD_KERNEL, "gpu": "H200"}),
@@ -47,7 +48,7 @@ def ask(graph, text: str, thread: str, chat) -> dict:
 
 
 def test_every_tool_is_reachable_through_the_tool_node(settings, tmp_path):
-    model = ScriptedChatModel(script=[tool_calls(*EVERY_TOOL), "All seventeen answered."])
+    model = ScriptedChatModel(script=[tool_calls(*EVERY_TOOL), "All twenty answered."])
     chat = session(chat_settings(settings, tmp_path), model)
     state = ask(builder().compile(checkpointer=InMemorySaver()), "try every tool", "t1", chat)
 
