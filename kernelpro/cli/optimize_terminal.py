@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -46,22 +48,30 @@ def editor_in_use() -> str | None:
 
 
 def _prompt(text: str, **kwargs: Any) -> str:
-    """``typer.prompt``, with Ctrl-C or the end of input as the KeyboardInterrupt the run stops cleanly on (click
+    """``typer.prompt``, with Ctrl-C or the end of input as the KeyboardInterrupt the run stops cleanly on (typer
     turns both into ``Abort``, which would otherwise end the run as a failure)."""
     try:
         return str(typer.prompt(text, **kwargs))
-    except click.exceptions.Abort:
+    except typer.Abort:
         raise KeyboardInterrupt from None
 
 
 def _in_editor(editor: str, text: str, suffix: str) -> str | None:
-    """The text after the user edited it in ``editor``; None when nothing changed (or the editor failed)."""
-    try:
-        edited = click.edit(text, editor=editor, extension=suffix, require_save=True)
-    except click.exceptions.ClickException as error:
-        typer.echo(f"the editor failed ({error.format_message()}); edit again or choose another answer", err=True)
-        return None
-    return edited if edited and edited.strip() and edited != text else None
+    """The text after the user edited it in ``editor`` (a command line, as $EDITOR holds it); None when nothing
+    changed or the editor failed."""
+    with tempfile.TemporaryDirectory(prefix="kernelpro-edit-") as folder:
+        path = Path(folder) / f"edit{suffix}"
+        path.write_text(text)
+        try:
+            done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except (OSError, ValueError) as error:
+            typer.echo(f"the editor {editor!r} could not start ({error}); choose another answer", err=True)
+            return None
+        if done.returncode != 0:
+            typer.echo(f"the editor {editor!r} exited with status {done.returncode}; nothing was taken", err=True)
+            return None
+        edited = path.read_text()
+    return edited if edited.strip() and edited != text else None
 
 
 def _edited_candidate(console: Console, source: str, editor: str | None) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ def tree_of(graph, config) -> VariantTree:
 
 
 def test_an_edited_recipe_candidate_is_the_users_in_the_tree_the_log_and_the_memory(settings, tmp_path):
+    settings.search.finalists = 0  # the first verdict is all this test reads
     context = make_context(settings, tmp_path, None, max_iters=1, interactive=True, problem_name="scale_relu")
     saver = InMemorySaver()
     graph, config = run(context, saver=saver)  # the plan: the recipes
