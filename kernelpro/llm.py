@@ -68,12 +68,51 @@ def why_no_llm(settings: Settings | LLMSettings) -> str | None:
     return f"{reason}\n{HOW_TO_CONFIGURE}"
 
 
+class LLMKeyMissing(RuntimeError):
+    """The provider refused the call for its key (missing or wrong): retrying cannot help, the settings can."""
+
+
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "gemini": "GEMINI_API_KEY",
+                 "mistral": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
+                 "openrouter": "OPENROUTER_API_KEY", "together_ai": "TOGETHERAI_API_KEY", "xai": "XAI_API_KEY"}
+"""The provider's own key variable by LiteLLM prefix, for the fix a refused key gets."""
+
+_KEY_WORDS = ("api key", "api_key", "apikey", "credentials", "authentication", "unauthorized", "x-api-key")
+
+
+def key_refused(error: BaseException) -> bool:
+    """Whether the provider refused the call for its key: LiteLLM's AuthenticationError, a 401, or (a missing key
+    in the OpenAI client, which LiteLLM reports as an internal error) an error whose message is about the key."""
+    import litellm
+
+    if isinstance(error, litellm.AuthenticationError) or getattr(error, "status_code", None) == 401:
+        return True
+    return isinstance(error, litellm.InternalServerError) and any(w in str(error).lower() for w in _KEY_WORDS)
+
+
+def key_fix(model: str, api_base: str | None, error: BaseException) -> str:
+    """What to set so that ``model``'s calls are accepted, after the provider's own words."""
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    variable = KEY_VARIABLES.get(provider)
+    own = f" or {variable}" if variable else ""
+    said = " ".join(str(error).split())[:300]
+    fix = (f"the provider refused the call to {model} for its API key ({said}). Set KERNELPRO_LLM__API_KEY{own} "
+           "(or api_key under [llm] in kernelpro.toml)")
+    if api_base:
+        fix += (f"; a server at {api_base} that checks no key still needs one sent: any value will do, e.g. "
+                "KERNELPRO_LLM__API_KEY=none")
+    return fix + ". Nothing was retried."
+
+
 # ---- the chat model -------------------------------------------------------------------------------------------
 
 def _transient(error: BaseException) -> bool:
-    """Worth retrying: rate limits, timeouts, lost connections and server-side (5xx) failures."""
+    """Worth retrying: rate limits, timeouts, lost connections and server-side (5xx) failures, never a refused key
+    (LiteLLM reports a missing key as an internal error)."""
     import litellm
 
+    if key_refused(error):
+        return False
     if isinstance(error, (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
                           litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
         return True
@@ -102,19 +141,28 @@ def _chat_class() -> type[BaseChatModel]:
                             wait=wait_exponential(multiplier=self.retry_backoff_s, max=60),
                             retry=retry_if_exception(_transient), **extra)
 
+        def _key_missing(self, error: Exception) -> LLMKeyMissing | None:
+            return LLMKeyMissing(key_fix(self.model, self.api_base, error)) if key_refused(error) else None
+
         def completion_with_retry(self, run_manager: Any = None, **kwargs: Any) -> Any:
-            for attempt in self._retrying():
-                with attempt:
-                    return self.client.completion(**kwargs)
+            try:
+                for attempt in self._retrying():
+                    with attempt:
+                        return self.client.completion(**kwargs)
+            except Exception as error:
+                raise self._key_missing(error) or error from error
 
         async def acompletion_with_retry(self, run_manager: Any = None, **kwargs: Any) -> Any:
             from tenacity import AsyncRetrying
 
             retrying = self._retrying()
-            async for attempt in AsyncRetrying(stop=retrying.stop, wait=retrying.wait, retry=retrying.retry,
-                                               reraise=True):
-                with attempt:
-                    return await self.client.acompletion(**kwargs)
+            try:
+                async for attempt in AsyncRetrying(stop=retrying.stop, wait=retrying.wait, retry=retrying.retry,
+                                                   reraise=True):
+                    with attempt:
+                        return await self.client.acompletion(**kwargs)
+            except Exception as error:
+                raise self._key_missing(error) or error from error
 
     return RetryingChatLiteLLM
 
@@ -269,5 +317,5 @@ class UsageMeter(BaseCallbackHandler):
         return meter
 
 
-__all__ = ["BudgetExceeded", "HOW_TO_CONFIGURE", "LLMNotConfigured", "ROLE_KEY", "Usage", "UsageMeter",
+__all__ = ["BudgetExceeded", "HOW_TO_CONFIGURE", "LLMKeyMissing", "LLMNotConfigured", "ROLE_KEY", "Usage", "UsageMeter",
            "chat_model", "llm_configured", "supports_native_tools", "why_no_llm"]
