@@ -41,6 +41,8 @@ def baseline(state: OptimizeState, runtime: Ctx) -> Command[Literal["select"]]:
     root = tree.root
     events = [f"baseline: {ctx.problem.name} on {ctx.device} ({ctx.gpu}); search policy {ctx.policy.name}, ideas "
               f"from {'the language model' if ctx.idea_source == 'llm' else 'the built-in recipes'}"]
+    if ctx.uses_llm and ctx.tool_calling:
+        events.append(f"tool calling: {ctx.tool_calling}")
     gpu_s = 0.0
     report = ctx.profile(ctx.problem, None) if ctx.profile is not None else None
     if report is not None and not report.missing:
