@@ -46,3 +46,24 @@ def test_async_calls_fail_at_once_too(openai_server):
     with pytest.raises(LLMKeyMissing):
         asyncio.run(model.ainvoke("x"))
     assert len(openai_server.completions) == 1
+
+
+def test_optimize_with_a_refused_key_stops_at_the_start_with_the_fix(openai_server, tmp_path, monkeypatch):
+    """The tool-calling probe is the run's first call: a refused key ends the set-up there, once, with the fix."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from kernelpro.cli import app
+    from tests.conftest import DATA
+
+    monkeypatch.chdir(tmp_path)
+    for key in [k for k in os.environ if k.startswith("KERNELPRO_")]:
+        monkeypatch.delenv(key)
+    openai_server.queue(*[HttpError(401, "Incorrect API key provided")] * 5)
+    env = {"KERNELPRO_LLM__MODEL": "openai/test-model", "KERNELPRO_LLM__API_BASE": openai_server.base_url,
+           "KERNELPRO_LLM__API_KEY": "sk-wrong", "KERNELPRO_LLM__RETRY_BACKOFF_S": "0.01"}
+    result = CliRunner().invoke(app, ["optimize", str(DATA / "problems" / "scale_relu.py"), "--device", "cpu",
+                                      "--runs-dir", str(tmp_path / "runs"), "--no-memory"], env=env)
+    assert result.exit_code == 2, result.output
+    assert "KERNELPRO_LLM__API_KEY" in " ".join(result.output.split()) and len(openai_server.completions) == 1

@@ -207,6 +207,8 @@ def _goes_on(out: Console, state: dict[str, Any], context: Any, run_id: str, bud
     given, and the budgets leave room; else its outcome is written again, with how to give it more."""
     from kernelpro.graphs.views import stop_reason
 
+    if state.get("status") == "failed":  # the reference itself failed: no budget mends that
+        return False
     spent = stop_reason(state, context)
     if spent is not None or (state.get("status") != "stopped" and not budgets_given):
         why = spent[0] if spent is not None else state.get("stop_reason") or state.get("status", "ended")
