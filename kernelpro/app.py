@@ -138,12 +138,17 @@ def build_context(settings: Settings, problem: Problem, device: str, gpu: str, f
     from kernelpro.llm import chat_model, llm_configured
 
     judge = evaluator(settings, device)
+    from kernelpro.llm_probe import ToolCalling
+    from kernelpro.llm_probe import resolve as resolve_tool_calling
+
     models = None
+    calling = ToolCalling(settings.llm.tool_calling, "")
     tools: dict[str, list] = {}
     tool_context = ToolContext(settings=settings, problem=problem, device=device, run_id=files.root.name, gpu=gpu,
                                evaluator=judge)
     if use_llm and llm_configured(settings):
         models = {role: chat_model(settings, role, meter=meter) for role in ROLES}
+        calling = resolve_tool_calling(settings.llm.tool_calling, models)
         available = tools_by_name(tool_context)
         tools = {role: [available[name] for name in names if name in available]
                  for role, names in ROLE_TOOLS.items()}
@@ -153,7 +158,7 @@ def build_context(settings: Settings, problem: Problem, device: str, gpu: str, f
         evaluate=judge, budgets=budgets, models=models, meter=meter,
         profile=profiler(files, tool_context) if use_profiler and device == "cuda" else None,
         memory=SearchMemory(settings, gpu) if use_memory else None,
-        tools=tools, tool_mode=settings.llm.tool_calling, interactive=interactive,
+        tools=tools, tool_mode=calling.mode, tool_calling=calling.why, interactive=interactive,
         checks=candidate_checks(settings), gate=build_gate(settings, gpu if device == "cuda" else "cpu", meter),
     )
 

@@ -9,11 +9,14 @@ from __future__ import annotations
 import contextlib
 import glob
 import importlib.metadata
+import json
 import os
 import re
 import shutil
 import subprocess
+import urllib.parse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
@@ -134,7 +137,33 @@ def check_triton() -> Check:
             return Check("triton", True, f"{dist} {importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
             continue
-    return Check("triton", False, "not installed (pip install kernelpro[gpu])")
+    return Check("triton", False, f"not installed ({gpu_extra_install()})")
+
+
+def editable_checkout() -> Path | None:
+    """The source checkout kernelpro is installed from in editable mode (``pip install -e``), else None; read from
+    the installation's ``direct_url.json`` (PEP 610)."""
+    try:
+        text = importlib.metadata.distribution("kernelpro").read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    try:
+        found = json.loads(text or "{}")
+    except ValueError:
+        return None
+    url = str(found.get("url", ""))
+    if not (found.get("dir_info") or {}).get("editable") or not url.startswith("file://"):
+        return None
+    return Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+
+
+def gpu_extra_install() -> str:
+    """How to install the GPU extra the way kernelpro was installed: from its checkout when editable."""
+    checkout = editable_checkout()
+    if checkout is None:
+        return 'pip install "kernelpro[gpu]"'
+    here = Path.cwd().resolve() == checkout.resolve()
+    return 'pip install -e ".[gpu]"' if here else f'pip install -e "{checkout}[gpu]"'
 
 
 def check_torch() -> Check:

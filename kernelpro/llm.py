@@ -19,6 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import LLMResult
 
 from kernelpro.config import LLMSettings, Settings
+from kernelpro.llm_keys import LLMKeyMissing, key_fix, key_refused
 
 ROLE_KEY = "kernelpro_role"
 """Metadata key naming the agent role of a call; ``chat_model`` sets it, a graph may set it in a run's config."""
@@ -71,9 +72,12 @@ def why_no_llm(settings: Settings | LLMSettings) -> str | None:
 # ---- the chat model -------------------------------------------------------------------------------------------
 
 def _transient(error: BaseException) -> bool:
-    """Worth retrying: rate limits, timeouts, lost connections and server-side (5xx) failures."""
+    """Worth retrying: rate limits, timeouts, lost connections and server-side (5xx) failures, never a refused key
+    (LiteLLM reports a missing key as an internal error)."""
     import litellm
 
+    if key_refused(error):
+        return False
     if isinstance(error, (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
                           litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
         return True
@@ -102,19 +106,28 @@ def _chat_class() -> type[BaseChatModel]:
                             wait=wait_exponential(multiplier=self.retry_backoff_s, max=60),
                             retry=retry_if_exception(_transient), **extra)
 
+        def _key_missing(self, error: Exception) -> LLMKeyMissing | None:
+            return LLMKeyMissing(key_fix(self.model, self.api_base, error)) if key_refused(error) else None
+
         def completion_with_retry(self, run_manager: Any = None, **kwargs: Any) -> Any:
-            for attempt in self._retrying():
-                with attempt:
-                    return self.client.completion(**kwargs)
+            try:
+                for attempt in self._retrying():
+                    with attempt:
+                        return self.client.completion(**kwargs)
+            except Exception as error:
+                raise self._key_missing(error) or error from error
 
         async def acompletion_with_retry(self, run_manager: Any = None, **kwargs: Any) -> Any:
             from tenacity import AsyncRetrying
 
             retrying = self._retrying()
-            async for attempt in AsyncRetrying(stop=retrying.stop, wait=retrying.wait, retry=retrying.retry,
-                                               reraise=True):
-                with attempt:
-                    return await self.client.acompletion(**kwargs)
+            try:
+                async for attempt in AsyncRetrying(stop=retrying.stop, wait=retrying.wait, retry=retrying.retry,
+                                                   reraise=True):
+                    with attempt:
+                        return await self.client.acompletion(**kwargs)
+            except Exception as error:
+                raise self._key_missing(error) or error from error
 
     return RetryingChatLiteLLM
 
@@ -269,5 +282,5 @@ class UsageMeter(BaseCallbackHandler):
         return meter
 
 
-__all__ = ["BudgetExceeded", "HOW_TO_CONFIGURE", "LLMNotConfigured", "ROLE_KEY", "Usage", "UsageMeter",
+__all__ = ["BudgetExceeded", "HOW_TO_CONFIGURE", "LLMKeyMissing", "LLMNotConfigured", "ROLE_KEY", "Usage", "UsageMeter",
            "chat_model", "llm_configured", "supports_native_tools", "why_no_llm"]

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kernelpro.cli.inputs import candidate_or_fail, device_or_fail, problem_or_fail
@@ -74,15 +75,30 @@ def _record(dataset: Path, problem: Problem, sources: list[str], results: list[E
         Console(stderr=True).print(f"[yellow]not recorded in {dataset}: {error}[/]", highlight=False)
 
 
+def distinct_names(paths: list[Path]) -> list[str]:
+    """Each path's shortest tail (file name, then its folders one by one) that no other path shares; a path given
+    twice shows the same name twice."""
+    parts = [Path(p).resolve().parts for p in paths]
+    names = []
+    for i, mine in enumerate(parts):
+        others = [theirs for j, theirs in enumerate(parts) if j != i and theirs != mine]
+        depth = 1
+        while depth < len(mine) and any(theirs[-depth:] == mine[-depth:] for theirs in others):
+            depth += 1
+        names.append(str(paths[i]) if depth >= len(mine) else str(Path(*mine[-depth:])))
+    return names
+
+
 def _print_batch(results: list[EvalResult], problem: str, candidates: list[Path]) -> None:
     console.print(f"[bold]{len(results)} candidates for {problem}[/], device {results[0].device}")
-    width = max(len(path.name) for path in candidates)
-    for path, result in zip(candidates, results, strict=True):
+    names = distinct_names(candidates)
+    width = max(len(name) for name in names)
+    for name, result in zip(names, results, strict=True):
         style = STATUS_STYLE.get(result.status, "bold")
         timing = (f"  {speedup_text(result.speedup, result.speedup_ci95)} {result.speed_verdict or ''} "
                   f"({result.candidate_ms:.4g} ms vs {result.reference_ms:.4g} ms)" if result.speedup else "")
         reason = f" ({result.reason})" if result.reason else ""
-        console.print(f"{path.name:<{width}}  [{style}]{result.status}[/]{reason}{timing}{_problem_tag(result)}",
+        console.print(f"{escape(name.ljust(width))}  [{style}]{result.status}[/]{reason}{timing}{_problem_tag(result)}",
                       soft_wrap=True, highlight=False)
 
 

@@ -15,7 +15,10 @@ import typer
 
 import kernelpro
 from kernelpro.cli import chat, data, doctor, eval, forecast, mcp, memory, optimize, profile, suite
+from kernelpro.cli.help_format import install as install_help_format
 from kernelpro.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, OK
+
+install_help_format()
 
 app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", no_args_is_help=True,
                   pretty_exceptions_enable=False)

@@ -18,7 +18,7 @@ from rich.markup import escape
 
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import device_or_fail, problem_or_fail
-from kernelpro.cli.optimize_terminal import Progress, ask_user
+from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
 from kernelpro.cli.run_outputs import write_outputs
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK
@@ -65,6 +65,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     from kernelpro.app import build_context
     from kernelpro.graphs.context import Budgets
     from kernelpro.graphs.optimize import builder
+    from kernelpro.graphs.resume import go_on
     from kernelpro.graphs.run_files import RunFiles, RunNotFound, new_run_id
     from kernelpro.llm import UsageMeter, llm_configured
 
@@ -79,6 +80,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             _fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
         settings.search.policy = policy  # type: ignore[assignment]
     runs_dir = runs_dir or settings.runs_dir
+    new_budgets: dict[str, Any] = {}
 
     if resume:
         try:
@@ -89,8 +91,12 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         reference = Path(meta["problem_path"])
         device = meta["device"]
         budgets = Budgets.model_validate(meta["budgets"])
-        if max_iters is not None:
-            budgets.max_iters = max_iters
+        given = {"max_iters": max_iters, "time_s": _durations(time_budget), "gpu_s": _durations(gpu_budget),
+                 "usd": usd_budget}
+        new_budgets = {key: value for key, value in given.items() if value is not None}
+        if new_budgets:  # the resumed run goes on under the budgets given now, and remembers them
+            budgets = budgets.model_copy(update=new_budgets)
+            files.update_meta(budgets=budgets.model_dump())
         interactive = interactive or meta.get("interactive", False)
         no_memory, no_profile = meta.get("no_memory", no_memory), meta.get("no_profile", no_profile)
         if meta.get("model") and not model:
@@ -138,9 +144,14 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             _fail(f"could not set up the run ({type(error).__name__}: {error}); fix it and continue with: "
                        f"kernelpro optimize --resume {run_id}")
         out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
+        if context.uses_llm and context.tool_calling:
+            out.print(f"agents call tools by {escape(context.tool_calling)}", soft_wrap=True)
         progress = Progress(out, budgets.max_iters)
         # A run killed before its first step checkpointed starts from the beginning.
         feed: Any = None if resume and previous else {"run_id": run_id}
+        if resume and previous and not graph.get_state(config).next:  # it ended: stopped, or a budget spent
+            if _goes_on(out, previous, context, run_id, budgets_given=bool(new_budgets)):
+                go_on(graph, config, f"the run had ended ({previous.get('stop_reason') or 'stopped'})")
         status, interrupted = "failed", False
         try:
             while True:
@@ -151,7 +162,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                             progress.update(node_name, values)
                 snapshot = graph.get_state(config)
                 if snapshot.interrupts:
-                    feed = Command(resume=ask_user(out, snapshot.interrupts[0].value))
+                    feed = Command(resume=ask_user(out, snapshot.interrupts[0].value, editor_in_use()))
                     continue
                 break
             state = graph.get_state(config).values
@@ -189,6 +200,25 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     code = exit_code(status, summary["improved"], by_user)
     if code != OK:
         raise typer.Exit(code=code)
+
+
+def _goes_on(out: Console, state: dict[str, Any], context: Any, run_id: str, budgets_given: bool) -> bool:
+    """Whether a run that ended goes on: when it was stopped (at a prompt, or by a budget) or new budgets were
+    given, and the budgets leave room; else its outcome is written again, with how to give it more."""
+    from kernelpro.graphs.views import stop_reason
+
+    if state.get("status") == "failed":  # the reference itself failed: no budget mends that
+        return False
+    spent = stop_reason(state, context)
+    if spent is not None or (state.get("status") != "stopped" and not budgets_given):
+        why = spent[0] if spent is not None else state.get("stop_reason") or state.get("status", "ended")
+        out.print(f"run {run_id} ended ({escape(str(why))}); to go on, resume it with a larger budget: "
+                  f"kernelpro optimize --resume {run_id} --max-iters N (or --time-budget, --gpu-budget, "
+                  "--usd-budget)", soft_wrap=True)
+        return False
+    out.print(f"run {run_id} had ended ({escape(str(state.get('stop_reason') or 'stopped'))}); it goes on",
+              soft_wrap=True)
+    return True
 
 
 def exit_code(status: str, improved: bool, stopped_by_user: bool) -> int:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +42,80 @@ class Progress:
                                soft_wrap=True, highlight=False)
 
 
-def ask_user(console: Console, request: dict[str, Any]) -> dict[str, Any]:
-    """Answer an interrupt at the terminal: approve, edit, skip or stop."""
-    if request.get("kind") == "plan":
+def editor_in_use() -> str | None:
+    """The user's editor ($VISUAL, then $EDITOR), which edits are offered in when set."""
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or None
+
+
+def _prompt(text: str, **kwargs: Any) -> str:
+    """``typer.prompt``, with Ctrl-C or the end of input as the KeyboardInterrupt the run stops cleanly on (typer
+    turns both into ``Abort``, which would otherwise end the run as a failure)."""
+    try:
+        return str(typer.prompt(text, **kwargs))
+    except typer.Abort:
+        raise KeyboardInterrupt from None
+
+
+def _in_editor(editor: str, text: str, suffix: str) -> str | None:
+    """The text after the user edited it in ``editor`` (a command line, as $EDITOR holds it); None when nothing
+    changed or the editor failed."""
+    with tempfile.TemporaryDirectory(prefix="kernelpro-edit-") as folder:
+        path = Path(folder) / f"edit{suffix}"
+        path.write_text(text)
+        try:
+            done = subprocess.run([*shlex.split(editor), str(path)], check=False)
+        except (OSError, ValueError) as error:
+            typer.echo(f"the editor {editor!r} could not start ({error}); choose another answer", err=True)
+            return None
+        if done.returncode != 0:
+            typer.echo(f"the editor {editor!r} exited with status {done.returncode}; nothing was taken", err=True)
+            return None
+        edited = path.read_text()
+    return edited if edited.strip() and edited != text else None
+
+
+def _edited_candidate(console: Console, source: str, editor: str | None) -> dict[str, Any] | None:
+    if editor:
+        edited = _in_editor(editor, source, ".py")
+        if edited is None:
+            console.print("nothing changed; the candidate stays as it was")
+        return {"action": "edit", "source": edited} if edited is not None else None
+    while True:
+        answer = _prompt("file with the edited candidate (empty: back)", default="", show_default=False).strip()
+        if not answer:
+            return None
+        path = Path(answer).expanduser()
+        try:
+            return {"action": "edit", "source": path.read_text()}
+        except (OSError, UnicodeDecodeError) as error:  # a typo costs one question, never the run
+            reason = "it is a directory" if path.is_dir() else "no such file" if not path.exists() else \
+                f"{type(error).__name__}: {error}"
+            console.print(f"[red]cannot read {escape(str(path))}:[/] {escape(reason)}; give another path",
+                          soft_wrap=True)
+
+
+def _edited_plan(console: Console, ideas: list[dict[str, Any]], editor: str | None) -> dict[str, Any] | None:
+    if editor:
+        current = "\n".join(f"{i['title']}: {i.get('description', '')}" for i in ideas)
+        edited = _in_editor(editor, f"# One idea a line, replacing the plan (lines starting with # are ignored).\n"
+                                    f"{current}\n", ".txt")
+        lines = [line.strip() for line in (edited or "").splitlines() if line.strip() and not line.startswith("#")]
+        if not lines:
+            console.print("nothing changed; the plan stays as it was")
+            return None
+        return {"action": "edit", "ideas": [{"title": line[:80], "description": line} for line in lines]}
+    idea = _prompt("your idea (replaces the plan; empty: back)", default="", show_default=False).strip()
+    return {"action": "edit", "ideas": [{"title": idea[:80], "description": idea}]} if idea else None
+
+
+def ask_user(console: Console, request: dict[str, Any], editor: str | None = None) -> dict[str, Any]:
+    """Answer an interrupt at the terminal: approve, edit (in ``editor`` when one is set), skip or stop.
+
+    An answer that cannot be used (an unknown letter, a path that cannot be read, an edit that changes nothing, a
+    plan edit where no model can write it) asks again; Ctrl-C raises KeyboardInterrupt (the run stops, resumable).
+    """
+    plan = request.get("kind") == "plan"
+    if plan:
         console.rule(f"plan for {request['variant']}")
         for i, idea in enumerate(request["ideas"], 1):
             console.print(f"{i}. [bold]{escape(idea['title'])}[/] {escape(idea.get('description', ''))}",
@@ -48,15 +123,25 @@ def ask_user(console: Console, request: dict[str, Any]) -> dict[str, Any]:
     else:
         console.rule(f"candidate {request['variant']}: {request.get('idea', '')[:80]}")
         console.print(request["source"], markup=False, highlight=False)
-    choice = typer.prompt("[a]pprove, [e]dit, [s]kip, s[t]op", default="a").strip().lower()[:1]
-    if choice == "t":
-        return {"action": "stop"}
-    if choice == "s":
-        return {"action": "skip"}
-    if choice == "e":
-        if request.get("kind") == "plan":
-            idea = typer.prompt("your idea (replaces the plan)")
-            return {"action": "edit", "ideas": [{"title": idea[:80], "description": idea}]}
-        path = Path(typer.prompt("file with the edited candidate"))
-        return {"action": "edit", "source": path.read_text()}
-    return {"action": "approve"}
+    if request.get("notice"):
+        console.print(f"[yellow]{escape(request['notice'])}[/]", soft_wrap=True)
+    where = f" in {editor}" if editor else ""
+    while True:
+        choice = _prompt(f"[a]pprove, [e]dit{where}, [s]kip, s[t]op", default="a").strip().lower()[:1]
+        if choice == "a":
+            return {"action": "approve"}
+        if choice == "s":
+            return {"action": "skip"}
+        if choice == "t":
+            return {"action": "stop"}
+        if choice != "e":
+            console.print("answer a, e, s or t")
+            continue
+        if plan and request.get("editable") is False:
+            console.print(f"[yellow]cannot edit this plan: {escape(request.get('not_editable', ''))}[/]",
+                          soft_wrap=True)
+            continue
+        edited = _edited_plan(console, request["ideas"], editor) if plan else \
+            _edited_candidate(console, request["source"], editor)
+        if edited is not None:
+            return edited

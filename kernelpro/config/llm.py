@@ -42,7 +42,10 @@ class LLMSettings(BaseModel):
     ``{"openai/my-local": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}``; a listed model's price wins."""
     tool_calling: Literal["auto", "native", "text"] = "auto"
     """How agents call tools: ``native`` (the provider's tool calling), ``text`` (fenced blocks in plain text, for
-    models without it), or ``auto`` (native where LiteLLM says the model supports it, else text)."""
+    models without it), or ``auto``: native where LiteLLM says the model supports it, text where it says not. A
+    model LiteLLM does not know (``openai/<served-name>`` on vLLM, SGLang, ...) gets one tiny probe request with a
+    tool at the start of a run: a proper tool call back means native, anything else text (vLLM without
+    ``--enable-auto-tool-choice`` refuses tools). The run's first lines say which and why."""
 
     def model_for(self, role: str) -> str | None:
         """The model of an agent role (``planner``, ``coder``, ...); other roles use the default."""

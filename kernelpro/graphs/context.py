@@ -54,6 +54,7 @@ class OptimizeContext:
     gate: Gate = field(default_factory=MeasureAll)
     tools: Mapping[str, Sequence[BaseTool]] = field(default_factory=dict)  # role -> tools it may call
     tool_mode: str = "auto"
+    tool_calling: str = ""  # how the agents call tools and why (llm_probe.resolve), for the run's first lines
     interactive: bool = False
     coder_attempts: int = 3
     checks: Callable[[str], list[str]] | None = None  # pre-judge checks of a candidate (static guards, compile)

@@ -26,6 +26,9 @@ from kernelpro.search.priors import rank_priors
 from kernelpro.search.recipes import recipe_expansions
 from kernelpro.search.tree import Idea, VariantTree
 
+NO_MODEL_TO_EDIT = ("no language model is configured, so nobody can write an idea of yours; configure one "
+                    "(KERNELPRO_LLM__MODEL or --model) to edit plans, or edit a candidate's code instead")
+
 
 @node
 def plan(state: OptimizeState, runtime: Ctx) -> Command[Literal["review_plan"]]:
@@ -77,13 +80,18 @@ def _llm_ideas(ctx: OptimizeContext, tree: VariantTree, parent_id: str) -> list[
 def review_plan(state: OptimizeState, runtime: Ctx) -> Command[Literal["select", "finish"]]:
     if not runtime.context.interactive:
         return Command(goto="select", update={"planning": []})
-    tree, events = tree_of(state), []
+    ctx, tree, events = runtime.context, tree_of(state), []
     for parent_id in state.get("planning", []):
         ideas = tree.get(parent_id).ideas
         if not ideas:
             continue
-        answer = interrupt({"kind": "plan", "variant": parent_id,
-                            "ideas": [{"title": i.title, "description": i.description} for i in ideas]})
+        question = {"kind": "plan", "variant": parent_id, "editable": ctx.uses_llm,
+                    "ideas": [{"title": i.title, "description": i.description} for i in ideas]}
+        if not ctx.uses_llm:
+            question["not_editable"] = NO_MODEL_TO_EDIT
+        answer = interrupt(question)
+        while (answer or {}).get("action") == "edit" and not ctx.uses_llm:  # refused: ask again, saying why
+            answer = interrupt({**question, "notice": f"edit refused: {NO_MODEL_TO_EDIT}"})
         action = (answer or {}).get("action", "approve")
         if action == "stop":
             return Command(goto="finish", update={"stop_reason": "stopped by the user at the plan",
@@ -152,6 +160,9 @@ def review_code(state: OptimizeState, runtime: Ctx) -> Command[Literal["gate", "
             tree.mark_failed(variant.id, "skipped by the user")
             events.append(f"{variant.id} skipped by the user")
         elif action == "edit" and answer.get("source"):
+            was = variant.origin
             tree.write_code(variant.id, answer["source"])
-            events.append(f"{variant.id} edited by the user")
+            # The verdict is the user's code's, not the recipe's or the coder's: remembered and reported as such.
+            variant.origin, variant.idea = "user", f"the user's edit of a {was} candidate: {variant.idea}"
+            events.append(f"{variant.id} edited by the user (was {was})")
     return Command(goto="gate", update={"variants": changed(tree, state.get("pending", [])), "events": events})

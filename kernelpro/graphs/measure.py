@@ -55,6 +55,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
         if stored is not None:
             verdicts[variant.id] = (stored, " (recovered from the run directory)")
         elif twin is not None:  # its verdict stands, at no GPU cost; its profile too
+            ctx.files.write_source(variant.id, variant.source)  # every logged candidate has its code on disk
             verdicts[variant.id] = (EvalResult.model_validate(twin.result), f" (the same candidate as {twin.id}: "
                                                                            "its verdict, not judged again)")
             variant.profile_notes, variant.findings = twin.profile_notes, list(twin.findings)

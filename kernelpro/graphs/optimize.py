@@ -26,6 +26,7 @@ from kernelpro.graphs.finalists import rejudge_finalists
 from kernelpro.graphs.learn import critique, interpret_profile, observe
 from kernelpro.graphs.measure import gate, judge, profile
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
+from kernelpro.graphs.resume import CUT_SHORT
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.views import stop_reason
 from kernelpro.search.tree import VariantTree, speedup_text
@@ -40,6 +41,8 @@ def baseline(state: OptimizeState, runtime: Ctx) -> Command[Literal["select"]]:
     root = tree.root
     events = [f"baseline: {ctx.problem.name} on {ctx.device} ({ctx.gpu}); search policy {ctx.policy.name}, ideas "
               f"from {'the language model' if ctx.idea_source == 'llm' else 'the built-in recipes'}"]
+    if ctx.uses_llm and ctx.tool_calling:
+        events.append(f"tool calling: {ctx.tool_calling}")
     gpu_s = 0.0
     report = ctx.profile(ctx.problem, None) if ctx.profile is not None else None
     if report is not None and not report.missing:
@@ -99,7 +102,7 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
     update: dict[str, Any] = {}
     events: list[str] = []
     for variant in tree.pending():  # a batch cut short (a budget, the user): nothing is left half-way
-        tree.mark_failed(variant.id, "the run stopped before it was judged")
+        tree.mark_failed(variant.id, CUT_SHORT)
         update.setdefault("variants", {}).update(changed(tree, [variant.id]))
     if status != "failed" and not any(v.final is not None for v in tree):
         finals: dict[str, Any] = {}

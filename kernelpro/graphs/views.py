@@ -110,7 +110,8 @@ def attempt_records(variant: Variant, run_id: str, problem: Problem, gpu: str) -
                                   outcome=result.status if result else "compile_error", speedup=variant.speedup,
                                   speedup_ci95=result.speedup_ci95 if result else None,
                                   speed_verdict=result.speed_verdict if result else None,
-                                  diagnosis=diagnosis, candidate_id=variant.id, tags=variant.techniques)]
+                                  diagnosis=diagnosis, candidate_id=variant.id, tags=variant.techniques,
+                                  origin=variant.origin)]
     if variant.lesson:
         records.append(Insight(run_id=run_id, text=variant.lesson, problem=signature, gpu=gpu,
                                tags=variant.techniques))

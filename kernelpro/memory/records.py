@@ -69,6 +69,8 @@ class _Record(BaseModel):
     def id(self) -> str:
         """``<kind>-<hash of the content>``, the same for the same content whenever it was written."""
         content = self.model_dump(mode="json", exclude={"created_at"})
+        if content.get("origin", "") is None:  # records written before attempts had an origin keep their ids
+            del content["origin"]
         digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:24]
         return f"{content['kind']}-{digest}"
 
@@ -121,6 +123,8 @@ class Attempt(_Record):
     diagnosis: str = ""
     """The key finding from profiling or from the failure."""
     candidate_id: str | None = None
+    origin: str | None = None
+    """Who wrote the candidate: ``llm``, ``user`` (an edit at an interactive prompt) or ``recipe:<names>``."""
 
     @property
     def succeeded(self) -> bool:
@@ -141,7 +145,8 @@ class Attempt(_Record):
     def document(self) -> str:
         result = f"{self.outcome}" + (f", speedup {self.speed_text()}" if self.speedup is not None else "")
         diagnosis = f" Diagnosis: {self.diagnosis}" if self.diagnosis else ""
-        return f"Problem {self.problem.name}. Idea: {self.idea}.{diagnosis}{self._tag_text()} Outcome: {result}."
+        by = " Written by the user." if self.origin == "user" else ""
+        return f"Problem {self.problem.name}. Idea: {self.idea}.{by}{diagnosis}{self._tag_text()} Outcome: {result}."
 
     def summary(self, limit: int = 600) -> str:
         speed = f" {self.speed_text()}" if self.speedup is not None else ""
@@ -150,7 +155,7 @@ class Attempt(_Record):
 
     def _extra_metadata(self) -> dict[str, MetadataValue | None]:
         return {"outcome": self.outcome, "speedup": self.speedup, "candidate_id": self.candidate_id,
-                "succeeded": self.succeeded, "speed_verdict": self.speed_verdict}
+                "succeeded": self.succeeded, "speed_verdict": self.speed_verdict, "origin": self.origin}
 
 
 class Insight(_Record):

@@ -64,11 +64,18 @@ def test_eval_batch_prints_one_object_with_every_verdict_and_records_them(tmp_pa
     assert rows[0]["speed_class"] >= 1 and rows[1]["speed_class"] == 0 and rows[0]["speedup_ci95"]
 
 
-def test_eval_batch_readable_table():
-    result = runner.invoke(app, ["eval", PROBLEM, str(DATA / "candidates" / "fault_syntax.py"),
-                                 str(DATA / "candidates" / "fault_no_model_new.py"), "--device", "cpu"], env=FAST)
+def test_eval_batch_readable_table_tells_same_named_candidates_apart(tmp_path):
+    same = []
+    for folder, name in (("mine", "fault_syntax.py"), ("theirs", "fault_no_model_new.py")):
+        (tmp_path / folder).mkdir()
+        same.append(tmp_path / folder / "candidate.py")
+        same[-1].write_text((DATA / "candidates" / name).read_text())
+    result = runner.invoke(app, ["eval", PROBLEM, *map(str, same), "--device", "cpu"], env=FAST)
     assert result.exit_code == 0
     assert "2 candidates for scale_relu" in result.output and "missing_model_new" in result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("mine/candidate.py ") for line in lines)
+    assert any(line.startswith("theirs/candidate.py ") and "missing_model_new" in line for line in lines)
 
 
 def test_eval_readable_verdict():

@@ -160,18 +160,20 @@ def test_a_spent_dollar_budget_stops_the_run_mid_iteration(settings, tmp_path):
     assert not agents["coder"].requests  # no call is sent once the budget is spent
 
 
-def test_without_a_model_the_recipes_are_planned_and_a_typed_idea_is_declined(settings, tmp_path):
+def test_without_a_model_the_recipes_are_planned_and_a_typed_idea_is_refused_up_front(settings, tmp_path):
     context = make_context(settings, tmp_path, None, max_iters=2, interactive=True)
     saver = InMemorySaver()
     graph, config = run(context, saver=saver)
     (asked,) = graph.get_state(config).interrupts
     assert asked.value["ideas"][0]["title"] == "inference_mode"  # the CPU recipe with the highest prior
+    assert asked.value["editable"] is False and "no language model" in asked.value["not_editable"]
     graph, config = run(context, Command(resume={"action": "edit", "ideas": [{"title": "write a Triton kernel"}]}),
                         saver=saver)
-    state = state_of(graph, config)
-    assert any("no language model to implement 'write a Triton kernel'" in e for e in state["events"])
-    (asked,) = graph.get_state(config).interrupts  # the recipes are offered again
+    (asked,) = graph.get_state(config).interrupts  # asked again, saying why; the recipes are still the plan
+    assert asked.value["notice"].startswith("edit refused: no language model is configured")
     assert asked.value["ideas"][0]["title"] == "inference_mode"
+    tree = VariantTree.from_state(state_of(graph, config)["variants"])
+    assert all(i.origin.startswith("recipe:") for i in tree.root.ideas)  # the typed idea went nowhere
     graph, config = run(context, Command(resume={"action": "stop"}), saver=saver)
     assert state_of(graph, config)["status"] == "stopped" and state_of(graph, config)["idea_source"] == "recipes"
 
