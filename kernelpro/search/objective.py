@@ -12,19 +12,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernelpro.harness.result import EvalResult
 from kernelpro.config.search import Objective
+from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
 
 OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
 ENERGY_OBJECTIVES: tuple[str, ...] = ("energy", "edp")
 
+__all__ = ["ENERGY_OBJECTIVES", "OBJECTIVES", "Objective", "check", "ci95", "energy_text", "figure_text",
+           "improves", "ratio", "verdict"]
+
 _FIELDS = {"time": ("speedup", "speedup_ci95", "speed_verdict", "faster"),
            "energy": ("energy_ratio", "energy_ci95", "energy_verdict", "less"),
            "edp": ("edp_ratio", "edp_ci95", "edp_verdict", "less")}
 
-LABELS = {"time": "speedup", "energy": "energy ratio", "edp": "EDP ratio"}
-"""What each objective's ratio is called in text."""
 
 
 def check(objective: str) -> Objective:
