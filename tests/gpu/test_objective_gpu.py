@@ -22,9 +22,10 @@ def test_an_energy_run_measures_every_correct_candidate_and_chooses_its_best_by_
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
     env.update({"KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_HARNESS__ENERGY_SECONDS": "0.5",
                 "KERNELPRO_HARNESS__ENERGY_REPEATS": "4"})
-    done = subprocess.run([sys.executable, "-m", "kernelpro.cli", "optimize", str(DATA / "problems" / "softmax_wide.py"),
-                           "--objective", "energy", "--device", "cuda", "--max-iters", "2", "--no-profile",
-                           "--no-memory", "--runs-dir", str(tmp_path / "runs"), "--json"],
+    problem = DATA / "problems" / "softmax_wide.py"
+    done = subprocess.run([sys.executable, "-m", "kernelpro.cli", "optimize", str(problem), "--objective", "energy",
+                           "--device", "cuda", "--max-iters", "2", "--no-profile", "--no-memory", "--runs-dir",
+                           str(tmp_path / "runs"), "--json"],
                           env=env, capture_output=True, text=True, timeout=1200, cwd=tmp_path)
     assert done.returncode in (0, 3), done.stderr[-3000:]  # an improvement, or none: keep the reference
     summary = json.loads(done.stdout.strip().splitlines()[-1])
