@@ -70,6 +70,16 @@ def best_under_objective(best: Variant, objective: str) -> str:
     return f"{best.figure_text(objective)} ({time}{slower})"
 
 
+LEADERBOARD_HEADINGS = {
+    "energy": "Earlier variants, least energy first (energy ratio: the reference's joules per call over the "
+              "variant's, then its speedup; failures say why). This run optimises energy per call: an idea that "
+              "uses less energy counts even when it is no faster",
+    "edp": "Earlier variants, lowest energy-delay product first (EDP ratio: the reference's joules times seconds per "
+           "call over the variant's, then its speedup; failures say why). This run optimises energy times time",
+}
+"""The planner's leaderboard heading under an energy objective (the planner's default is the time one)."""
+
+
 def leaderboard_text(tree: VariantTree, n: int = 6) -> str:
     """The leaderboard for the planner: each variant's speedup, and under an energy objective its energy (or EDP)
     ratio first, the variants best first under that objective."""

@@ -156,3 +156,18 @@ def test_an_energy_objective_turns_the_judges_energy_readings_on(monkeypatch, tm
     assert Settings().harness.energy
     with pytest.raises(ValueError, match="unknown objective"):
         objectives.check("watts")
+
+
+def test_the_planner_is_told_what_the_leaderboard_ranks_by():
+    from kernelpro.agents.planner import PlannerInput
+    from kernelpro.agents.templates import render
+    from kernelpro.graphs.views import LEADERBOARD_HEADINGS
+
+    fields = {"problem_name": "scale_relu", "problem_source": "x", "device": "cuda", "gpu": "H200",
+              "variant_label": "the reference", "variant_summary": "-", "profile": "-", "lessons": "-",
+              "leaderboard": leaderboard_text(trade_off("energy"))}
+    timed = render("planner_task", **PlannerInput(**fields).model_dump())
+    assert "## Earlier variants, fastest first (speedup over the reference; failures say why)" in timed
+    energy = render("planner_task", **PlannerInput(**fields, leaderboard_heading=LEADERBOARD_HEADINGS["energy"])
+                    .model_dump())
+    assert "## Earlier variants, least energy first" in energy and "energy 1.30x" in energy
