@@ -13,6 +13,7 @@ from kernelpro.graphs.views import best_under_objective, leaderboard_text
 from kernelpro.harness.result import EvalResult, Timing
 from kernelpro.search import objective as objectives
 from kernelpro.search.greedy import Greedy
+from kernelpro.search.mcts import MCTS
 from kernelpro.search.policy import Rules
 from kernelpro.search.rewards import CORRECT_FLOOR, RewardScale
 from kernelpro.search.tree import Idea, VariantTree
@@ -118,13 +119,14 @@ def test_a_correct_variant_without_energy_readings_earns_the_floor_not_zero():
     assert by_idea(tree, "not measured").ratio("energy") is None
 
 
-def test_greedy_grows_the_leanest_variant_under_energy():
+def test_greedy_and_mcts_grow_the_leanest_variant_under_energy():
     for objective, first in (("time", FASTER_HUNGRIER), ("energy", SLOWER_LEANER)):
-        tree = trade_off(objective)
-        for variant in tree:
-            variant.ideas = [Idea(title="next", description=f"next from {variant.id}", prior=0.5)]
-        proposal = Greedy(Rules()).propose(tree, 1)
-        assert tree.get(proposal[0].parent_id).idea == first, objective
+        for policy in (Greedy(Rules()), MCTS(Rules(), c_puct=0.0)):
+            tree = trade_off(objective)
+            for variant in tree:
+                variant.ideas = [Idea(title="next", description=f"next from {variant.id}", prior=0.5)]
+            proposal = policy.propose(tree, 1)
+            assert tree.get(proposal[0].parent_id).idea == first, (objective, policy.name)
 
 
 def test_the_planners_leaderboard_shows_the_objectives_figure_first():
