@@ -15,7 +15,7 @@ BAD_INPUT = 2
 ``--device cuda`` where no GPU is visible. Nothing was run."""
 NO_IMPROVEMENT = 3
 """`optimize` ended (every candidate judged, or a budget spent) with no candidate faster than the reference beyond
-its interval: keep the reference."""
+its interval (under `--objective energy` or `edp`: lower in energy or EDP): keep the reference."""
 FAILED = 4
 """The work could not be done here: a run failed (what it judged is kept; ``--resume`` continues it), `doctor`
 found something required missing, `profile` measured nothing."""

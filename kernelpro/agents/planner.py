@@ -37,6 +37,8 @@ class PlannerInput(BaseModel):
     variant_summary: str
     profile: str
     leaderboard: str
+    leaderboard_heading: str = "Earlier variants, fastest first (speedup over the reference; failures say why)"
+    """What the leaderboard ranks by: the run's objective (``search.objective``)."""
     variants_code: str = "none yet"
     lessons: str
     max_ideas: int = 4

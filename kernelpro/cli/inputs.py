@@ -49,3 +49,27 @@ def candidate_or_fail(path: Path) -> str:
         fail(f"{path}: no such file")
     except OSError as error:
         fail(f"{path}: cannot be read ({error.strerror})")
+
+
+def objective_or_fail(objective: str | None, settings: Settings, device: str) -> None:
+    """Set ``search.objective`` from ``--objective`` (when given) and check it can be measured here: energy and
+    EDP need NVML's energy counter on an NVIDIA GPU, so on a CPU, or where NVML gives no counter, they are refused
+    before anything runs. Choosing one turns ``harness.energy`` on."""
+    from kernelpro.search.objective import ENERGY_OBJECTIVES, OBJECTIVES
+
+    if objective is not None:
+        if objective not in OBJECTIVES:
+            fail(f"--objective {objective!r}: use one of {', '.join(OBJECTIVES)}")
+        settings.search.objective = objective  # type: ignore[assignment]
+    chosen = settings.search.objective
+    if chosen not in ENERGY_OBJECTIVES:
+        return
+    asked = f"--objective {chosen}" if objective is not None else f"the setting search.objective = \"{chosen}\""
+    if device != "cuda":
+        fail(f"{asked} needs NVML's energy readings on an NVIDIA GPU, and this run is on {device}: use "
+             "--objective time, or --device cuda on a machine with a GPU")
+    from kernelpro.harness.energy import unavailable
+
+    if reason := unavailable(0):
+        fail(f"{asked} needs NVML's energy readings, which this GPU cannot give ({reason}); use --objective time")
+    settings.apply_objective()

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kernelpro.cli.errors import fail as _fail
-from kernelpro.cli.inputs import device_or_fail, problem_or_fail
+from kernelpro.cli.inputs import device_or_fail, objective_or_fail, problem_or_fail
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
 from kernelpro.cli.run_outputs import write_outputs
 from kernelpro.config import load_settings
@@ -58,7 +58,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  time_budget: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
-                 run_id: Optional[str] = None) -> None:
+                 run_id: Optional[str] = None, objective: Optional[str] = None) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
@@ -103,8 +103,12 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             settings.llm.model = meta["model"]
         if meta.get("search_policy") and policy is None:
             settings.search.policy = meta["search_policy"]
+        if objective is not None and objective != meta.get("objective", "time"):
+            _fail(f"run {resume} optimises {meta.get('objective', 'time')}; --objective cannot change on --resume")
+        objective = meta.get("objective", objective)
     problem = problem_or_fail(reference)
     device = device_or_fail(device, settings, asked_by=f"run {resume} ran on cuda" if resume else None)
+    objective_or_fail(objective, settings, device)
     if not resume:
         budgets = Budgets(max_iters=max_iters or 8, time_s=_durations(time_budget), gpu_s=_durations(gpu_budget),
                           usd=usd_budget if usd_budget is not None else settings.llm.budget_usd)
@@ -116,7 +120,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         files = RunFiles.create(runs_dir, run_id, {
             "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
             "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
-            "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy})
+            "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
+            "objective": settings.search.objective})
     run_id = files.root.name
     use_llm = llm_configured(settings)
     if not use_llm:
@@ -256,12 +261,15 @@ def register(app: typer.Typer) -> None:
                                                       "recipes without), greedy, beam, mcts or recipes.")] = None,
         run_id: Annotated[Optional[str], typer.Option("--run-id", help="The new run's id (default: made from the "
                                                       "time and the problem's name).")] = None,
+        objective: Annotated[Optional[str], typer.Option("--objective", help="What the search optimises: time "
+                                                         "(default), energy or edp (energy x time; both need a "
+                                                         "GPU's NVML energy counter).")] = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
-                     interactive, resume, as_json, no_memory, no_profile, policy, run_id)
+                     interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective)
 
 
 __all__ = ["register", "run_optimize"]

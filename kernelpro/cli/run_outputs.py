@@ -15,7 +15,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
     from kernelpro.report.summary import RoleUsage
     from kernelpro.search.tree import VariantTree
 
-    tree = VariantTree.from_state(state.get("variants", {}))
+    tree = VariantTree.from_state(state.get("variants", {}), state.get("objective", "time"))
     best = tree.best()
     best_path = Path(files.meta()["problem_path"])  # with no improvement, the reference stays the answer
     if best is not None:
@@ -41,6 +41,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
                                    tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
                    for role, u in usage.get("by_role", {}).items()},
         gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate.name, tree),
+        objective=tree.objective, **_energy_facts(best),
     )
     paths = write_report(summary, tree, files.root)
     files.update_meta(status=status)
@@ -55,7 +56,20 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "idea_source": summary.idea_source, "search_policy": summary.search_policy,
             "gpu_seconds": round(summary.gpu_seconds, 3), "wall_seconds": summary.wall_seconds,
             "gate": summary.gate, "gate_skipped": summary.gate_skipped, "gate_saved_s": round(summary.gate_saved_s, 2),
-            **_scoring_facts(tree, best)}
+            "objective": summary.objective, **_energy_facts(best), **_scoring_facts(tree, best)}
+
+
+def _energy_facts(best: Any) -> dict[str, Any]:
+    """The best's energy figures in its deciding verdict (None where not measured, or with no best)."""
+    deciding = best.deciding_result if best is not None else None
+    if deciding is None or deciding.energy_ratio is None:
+        return {key: None for key in ("best_energy_ratio", "best_energy_ci95", "best_edp_ratio", "best_edp_ci95",
+                                      "best_energy_j", "reference_energy_j", "best_power_w", "reference_power_w")}
+    cand, ref = deciding.candidate, deciding.reference
+    return {"best_energy_ratio": deciding.energy_ratio, "best_energy_ci95": deciding.energy_ci95,
+            "best_edp_ratio": deciding.edp_ratio, "best_edp_ci95": deciding.edp_ci95,
+            "best_energy_j": cand.energy_j if cand else None, "reference_energy_j": ref.energy_j if ref else None,
+            "best_power_w": cand.power_w if cand else None, "reference_power_w": ref.power_w if ref else None}
 
 
 def _scoring_facts(tree: Any, best: Any) -> dict[str, Any]:
@@ -90,5 +104,7 @@ def _no_improvement_reason(tree: Any) -> str:
     correct = tree.correct()
     if not correct:
         return "no candidate was correct"
-    return (f"{len(correct)} correct candidate(s), none measurably faster than the reference at the minimum "
+    better = {"time": "faster than the reference", "energy": "lower in energy per call than the reference",
+              "edp": "lower in energy-delay product than the reference"}[tree.objective]
+    return (f"{len(correct)} correct candidate(s), none measurably {better} at the minimum "
             "effect, within its 95% interval, on a quiet machine")

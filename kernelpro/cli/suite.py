@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kernelpro.cli.errors import fail
+from kernelpro.cli.inputs import objective_or_fail
 from kernelpro.config import load_settings
 
 suite_app = typer.Typer(help="Overnight runs over many problems: KernelBench's fast_p, geomean, baselines, spend.",
@@ -40,7 +41,7 @@ def _backend(config, settings, device: str):
 def _create(sources: list[Path], level: list[int], tasks: Optional[str], device: str, policy: Optional[str],
             model: Optional[str], max_iters: Optional[int], time_budget: Optional[str], gpu_budget: Optional[str],
             usd_budget: Optional[float], per_problem_budget: Optional[str], runs_dir: Path, ray: Optional[str],
-            no_memory: bool, no_profile: bool, settings):
+            no_memory: bool, no_profile: bool, settings, objective: Optional[str] = None):
     from kernelpro.harness.judge import resolve_device
     from kernelpro.search.policies import POLICIES
     from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
@@ -56,8 +57,9 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
     except (SourceError, BudgetError) as error:
         fail(str(error))
     device = resolve_device(device if device != "auto" else settings.device)
+    objective_or_fail(objective, settings, device)
     config = SuiteConfig(sources=[str(Path(s).resolve()) for s in sources], levels=level, tasks=tasks,
-                         device=device, policy=policy, model=model,
+                         device=device, policy=policy, objective=objective, model=model,
                          max_iters=max_iters or settings.suite.default_max_iters, totals=totals,
                          per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
                          no_profile=no_profile, ray=ray or settings.suite.ray_address)
@@ -72,6 +74,8 @@ def run(
     tasks: Annotated[Optional[str], typer.Option("--tasks", help="KernelBench task ids, e.g. 1-20,40.")] = None,
     device: Annotated[str, typer.Option(help="cpu, cuda, or auto.")] = "auto",
     policy: Annotated[Optional[str], typer.Option("--policy", help="Search policy of every run.")] = None,
+    objective: Annotated[Optional[str], typer.Option("--objective", help="What every run optimises: time, energy "
+                                                     "or edp (energy and edp need a GPU's NVML counter).")] = None,
     model: Annotated[Optional[str], typer.Option(help="LiteLLM model for every agent.")] = None,
     max_iters: Annotated[Optional[int], typer.Option("--max-iters", help="Candidates judged per problem.")] = None,
     time_budget: Annotated[Optional[str], typer.Option("--time-budget", help="The suite's wall time, e.g. 8h.")]
@@ -112,7 +116,7 @@ def run(
     else:
         paths, ledger = _create(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
                                 gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
-                                settings)
+                                settings, objective)
     config = SuiteConfig.model_validate(ledger.suite()["config"])
     backend = _backend(config, settings, config.device)
     if not backend.lanes:

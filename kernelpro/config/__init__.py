@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -77,6 +77,17 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Precedence: explicit arguments, then environment, then kernelpro.toml.
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+    @model_validator(mode="after")
+    def _energy_for_its_objective(self) -> Settings:
+        """An energy or EDP objective needs the judge's NVML readings: it turns ``harness.energy`` on."""
+        self.apply_objective()
+        return self
+
+    def apply_objective(self) -> None:
+        """``harness.energy`` on when ``search.objective`` is ``energy`` or ``edp`` (call again after changing it)."""
+        if self.search.objective in ("energy", "edp"):
+            self.harness.energy = True
 
     def for_finalists(self) -> Settings:
         """These settings for the finalists' re-judgment: more rounds, a longer time cap, a narrower target

@@ -6,9 +6,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+Objective = Literal["time", "energy", "edp"]
+
 
 class SearchSettings(BaseModel):
     """How a run decides its best."""
+
+    objective: Objective = "time"
+    """What the search's reward and the run's best follow (``kernelpro.search.objective``): ``time`` (the
+    speedup), ``energy`` (joules per call) or ``edp`` (joules times seconds per call). ``energy`` and ``edp`` need
+    NVML's energy counter on a GPU and turn ``harness.energy`` on; a candidate improves when its energy (or EDP)
+    call says less beyond its interval, whatever its speed, which the report shows beside it."""
 
     finalists: int = 3
     """Candidates judged again at the end of a run, head to head with the reference in one fresh worker with

@@ -20,7 +20,7 @@ from kernelpro.agents.protocol import MalformedReply
 from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.state import OptimizeState
-from kernelpro.graphs.views import leaderboard_text, variant_label, variant_summary, variants_code
+from kernelpro.graphs.views import LEADERBOARD_HEADINGS, leaderboard_text, variant_label, variant_summary, variants_code
 from kernelpro.llm import BudgetExceeded
 from kernelpro.search.priors import rank_priors
 from kernelpro.search.recipes import recipe_expansions
@@ -65,6 +65,8 @@ def _llm_ideas(ctx: OptimizeContext, tree: VariantTree, parent_id: str) -> list[
     view = PlannerInput(problem_name=ctx.problem.name, problem_source=ctx.problem.source, device=ctx.device,
                         gpu=ctx.gpu, variant_label=variant_label(variant), variant_summary=variant_summary(variant),
                         profile=profile, leaderboard=leaderboard_text(tree),
+                        **({"leaderboard_heading": LEADERBOARD_HEADINGS[tree.objective]}
+                           if tree.objective in LEADERBOARD_HEADINGS else {}),
                         variants_code=variants_code(tree, ctx.settings.search.planner_code_tokens),
                         lessons=lessons or "none yet", max_ideas=ctx.settings.search.ideas_per_plan)
     try:

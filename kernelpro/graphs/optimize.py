@@ -28,7 +28,7 @@ from kernelpro.graphs.measure import gate, judge, profile
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.resume import CUT_SHORT
 from kernelpro.graphs.state import OptimizeState
-from kernelpro.graphs.views import stop_reason
+from kernelpro.graphs.views import best_under_objective, stop_reason
 from kernelpro.search.tree import VariantTree, speedup_text
 
 
@@ -39,8 +39,10 @@ def baseline(state: OptimizeState, runtime: Ctx) -> Command[Literal["select"]]:
     ctx = runtime.context
     tree = VariantTree.with_root(ctx.problem.source)
     root = tree.root
+    objective = ctx.settings.search.objective
     events = [f"baseline: {ctx.problem.name} on {ctx.device} ({ctx.gpu}); search policy {ctx.policy.name}, ideas "
-              f"from {'the language model' if ctx.idea_source == 'llm' else 'the built-in recipes'}"]
+              f"from {'the language model' if ctx.idea_source == 'llm' else 'the built-in recipes'}"
+              + (f"; objective {objective}" if objective != "time" else "")]
     if ctx.uses_llm and ctx.tool_calling:
         events.append(f"tool calling: {ctx.tool_calling}")
     gpu_s = 0.0
@@ -53,6 +55,7 @@ def baseline(state: OptimizeState, runtime: Ctx) -> Command[Literal["select"]]:
             "the profiler could not measure the reference"
     return Command(goto="select", update={"variants": tree.to_state(), "iteration": 0, "status": "running",
                                           "idea_source": ctx.idea_source, "search_policy": ctx.policy.name,
+                                          "objective": objective,
                                           "gpu_s": gpu_s, "events": events, "pending": [], "planning": []})
 
 
@@ -114,11 +117,14 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
     degenerate = tree.problem_finding()
     if best is not None:
         outcome = f"best {best.id} at {speedup_text(best.deciding_speedup, best.speedup_ci95)}"
+        if tree.objective != "time":
+            outcome = f"best {best.id} at {best_under_objective(best, tree.objective)}"
     elif degenerate is not None:
         outcome = (f"no improvement: keep the reference (the problem is degenerate, {degenerate['reason']}: "
                    f"{degenerate['message']})")
     elif tree.correct():
-        outcome = "no improvement: keep the reference (no correct candidate is measurably faster)"
+        better = "faster" if tree.objective == "time" else f"lower in {tree.objective}"
+        outcome = f"no improvement: keep the reference (no correct candidate is measurably {better})"
     else:
         outcome = "no improvement: keep the reference (no correct candidate)"
     events.append(f"finished ({status}): {state.get('stop_reason', '')}; {outcome}")

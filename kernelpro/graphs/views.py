@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import CALL_WORDS
 from kernelpro.problem import Problem
+from kernelpro.search.objective import energy_text
 from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def describe_result(result: EvalResult) -> str:
         notes = [call] if call else []
         notes += ["host-bound reference"] if result.host_bound else []
         notes += ["timed on a busy machine"] if result.contended else []
-        return f"ok, {speed}" + (f" {', '.join(notes)}" if notes else "") + timing
+        energy = energy_text(result)
+        return f"ok, {speed}" + (f" {', '.join(notes)}" if notes else "") + timing + (f"; {energy}" if energy else "")
     reason = f"/{result.reason}" if result.reason else ""
     first_line = result.message.strip().splitlines()[0][:240] if result.message.strip() else ""
     return f"{result.status}{reason}" + (f": {first_line}" if first_line else "")
@@ -58,11 +60,35 @@ def measurement_text(variant: Variant) -> str:
     return describe_result(EvalResult.model_validate(variant.result)) if variant.result else "not judged"
 
 
+def best_under_objective(best: Variant, objective: str) -> str:
+    """The best's figure under an energy objective with its time beside it, so a saving bought by running slower
+    reads as what it is."""
+    speed = EvalResult.model_validate(best.final or best.result or {"status": "ok"})
+    time = f"time {speedup_text(best.deciding_speedup, best.speedup_ci95)} {speed.speed_verdict or ''}".rstrip()
+    slower = "; slower than the reference: an energy saving, not a speedup" if speed.speed_verdict == "slower" \
+        else ""
+    return f"{best.figure_text(objective)} ({time}{slower})"
+
+
+LEADERBOARD_HEADINGS = {
+    "energy": "Earlier variants, least energy first (energy ratio: the reference's joules per call over the "
+              "variant's, then its speedup; failures say why). This run optimises energy per call: an idea that "
+              "uses less energy counts even when it is no faster",
+    "edp": "Earlier variants, lowest energy-delay product first (EDP ratio: the reference's joules times seconds per "
+           "call over the variant's, then its speedup; failures say why). This run optimises energy times time",
+}
+"""The planner's leaderboard heading under an energy objective (the planner's default is the time one)."""
+
+
 def leaderboard_text(tree: VariantTree, n: int = 6) -> str:
+    """The leaderboard for the planner: each variant's speedup, and under an energy objective its energy (or EDP)
+    ratio first, the variants best first under that objective."""
     rows = []
     for variant in tree.leaderboard(n):
         outcome = (speedup_text(variant.deciding_speedup, variant.speedup_ci95) if variant.speedup is not None
                    else describe_result(EvalResult.model_validate(variant.result)) if variant.result else "not judged")
+        if variant.speedup is not None and tree.objective != "time":
+            outcome = f"{variant.figure_text(tree.objective)}, time {outcome}"
         notes = variant.profile_notes or variant.no_profile
         profiled = f"; profile: {notes.splitlines()[0][:200]}" if notes else ""
         rows.append(f"- {variant.id} [{variant.kind}] {outcome}: {variant.idea[:300]}{profiled}")

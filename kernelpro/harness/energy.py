@@ -54,6 +54,18 @@ def cap_reasons(bits: int) -> list[str]:
     return [name for bit, name in CAP_REASONS.items() if bits & bit]
 
 
+def nvml_index(device_index: int) -> int:
+    """The NVML index of CUDA device ``device_index``: NVML numbers the host's GPUs whatever
+    ``CUDA_VISIBLE_DEVICES`` says, CUDA numbers those it lists (a suite lane's GPU 5 is its CUDA device 0), so
+    without this every lane would read GPU 0's counter. Torch's own mapping, which reads UUIDs too."""
+    try:
+        import torch
+
+        return int(torch.cuda._get_nvml_device_index(device_index))
+    except Exception:  # noqa: BLE001 - no such mapping in this torch, or a list it cannot read: the index as is
+        return device_index
+
+
 class _Card:
     """The NVML queries a reading needs, on one device; any query but the counter may be missing."""
 
@@ -63,7 +75,7 @@ class _Card:
 
             pynvml.nvmlInit()
             self.nvml = pynvml
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(nvml_index(device_index))
             pynvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
         except Exception as exc:  # noqa: BLE001 - any NVML failure means no energy figures
             raise EnergyUnavailable(f"no NVML energy counter: {exc}") from None

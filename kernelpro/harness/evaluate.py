@@ -242,6 +242,7 @@ class Evaluation(Guards, ModelCalls):
                                                                             comparison.energy.high]
         result.energy_verdict = comparison.energy.verdict
         result.edp_ratio, result.edp_ci95 = comparison.edp.ratio, [comparison.edp.low, comparison.edp.high]
+        result.edp_verdict = comparison.edp.verdict
         result.details["energy"] = {**comparison.as_dict(), "repeats": self.settings.energy_repeats,
                                     "min_seconds": self.settings.energy_seconds,
                                     "readings": {n: [r.as_dict() for r in rs] for n, rs in readings.items()}}

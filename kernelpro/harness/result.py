@@ -119,6 +119,8 @@ class EvalResult(BaseModel):
     edp_ratio: float | None = None
     """Reference energy-delay product (joules times seconds per call) over the candidate's."""
     edp_ci95: list[float] | None = None
+    edp_verdict: str | None = None
+    """``less``, ``more``, ``same`` or ``uncertain`` energy-delay product, like ``energy_verdict``."""
     candidate: Timing | None = None
     reference: Timing | None = None
     guards: list[GuardFinding] = Field(default_factory=list)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernelpro.report.summary import RoleUsage, RunSummary
+from kernelpro.search.objective import energy_text
 from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
 
@@ -34,14 +35,55 @@ def overview(run: RunSummary) -> list[tuple[str, str]]:
         ("Iterations", str(run.iterations)), ("Candidates judged", str(run.candidates_judged)),
         *([("Gate", f"{run.gate}: {run.gate_skipped} candidate(s) not measured, about {run.gate_saved_s:.1f} s of "
                     "judging saved")] if run.gate and run.gate != "measure_all" else []),
+        *([("Objective", run.objective)] if run.objective != "time" else []),
         ("Best", f"{run.best_variant_id} at {speedup_text(run.best_speedup, run.best_speedup_ci95)} (95% interval)"
          if run.best_variant_id else f"no improvement: keep the reference ({run.no_improvement_reason or 'none'})"),
+        *([("Best's energy", best_energy(run))] if run.best_variant_id and run.best_energy_ratio is not None
+          else []),
     ]
 
 
-def best_title(best: Variant) -> str:
-    """The heading over the best candidate's code: its id and re-judged speedup with the interval."""
-    return f"Best candidate: {best.id} ({speedup_text(best.deciding_speedup, best.speedup_ci95)}, 95% interval)"
+def best_energy(run: RunSummary) -> str:
+    """The best's joules per call and watts against the reference's, and its energy and EDP ratios."""
+    def joules(value: float | None) -> str:
+        return f"{value:.4g} J" if value is not None else "-"
+
+    def watts(value: float | None) -> str:
+        return f"{value:.0f} W" if value is not None else "-"
+
+    return (f"{joules(run.best_energy_j)}/call at {watts(run.best_power_w)} vs reference "
+            f"{joules(run.reference_energy_j)}/call at {watts(run.reference_power_w)}; energy ratio "
+            f"{speedup_text(run.best_energy_ratio, run.best_energy_ci95)}, EDP ratio "
+            f"{speedup_text(run.best_edp_ratio, run.best_edp_ci95)} (95% intervals)")
+
+
+def energy_rows(tree: VariantTree) -> list[tuple[str, ...]]:
+    """Time and energy side by side for every variant whose deciding verdict has NVML readings: speedup, joules
+    per call, watts, the energy and EDP ratios with their intervals and calls (empty when none was measured)."""
+    rows = []
+    for v in tree:
+        data = v.final or v.result or {}
+        if v.kind == "reference" or data.get("energy_ratio") is None:
+            continue
+        cand = data.get("candidate") or {}
+        rows.append((v.id, f"{speedup_text(data.get('speedup'), data.get('speedup_ci95'))} "
+                           f"{data.get('speed_verdict') or ''}".rstrip(),
+                     f"{cand['energy_j']:.4g}" if cand.get("energy_j") is not None else "-",
+                     f"{cand['power_w']:.0f}" if cand.get("power_w") is not None else "-",
+                     v.figure_text("energy").removeprefix("energy "), v.figure_text("edp").removeprefix("EDP ")))
+    return rows
+
+
+ENERGY_HEADER = ("variant", "speedup", "J per call", "W", "energy ratio", "EDP ratio")
+
+
+def best_title(best: Variant, objective: str = "time") -> str:
+    """The heading over the best candidate's code: its id and re-judged speedup with the interval (under an
+    energy objective its energy or EDP ratio first)."""
+    figures = speedup_text(best.deciding_speedup, best.speedup_ci95)
+    if objective != "time":
+        figures = f"{best.figure_text(objective)}, time {figures}"
+    return f"Best candidate: {best.id} ({figures}, 95% interval)"
 
 
 def no_improvement(run: RunSummary) -> str:
@@ -80,7 +122,8 @@ class Step:
                 final = v.final
                 again = speedup_text(final.get("speedup"), final.get("speedup_ci95"))
                 text = f"{text.rstrip()}; re-judged as a finalist: {again} {final.get('speed_verdict') or ''}"
-            return text.rstrip()
+            energy = energy_text(v.final or first)
+            return text.rstrip() + (f"; {energy}" if energy else "")
         message = (v.result or {}).get("message", "") or v.failure
         return f"{v.verdict}" + (f": {message.splitlines()[0][:200]}" if message else "")
 

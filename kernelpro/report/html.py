@@ -48,10 +48,13 @@ def render_html(run: RunSummary, tree: VariantTree, png: bytes) -> str:
             shown = f'<span class="{verdict}">{escape(text)}</span>' if label == "Outcome" else escape(text)
             items.append(f"{label}: {shown}")
         parts.append('<div class="step">' + "<br>".join(items) + "</div>")
+    energy = content.energy_rows(tree)
+    if energy:
+        parts += ["<h2>Time and energy</h2>", _table(energy, content.ENERGY_HEADER)]
     parts += ["<h2>Spend</h2>", _table(content.spend(run), ("role", "tokens in", "tokens out", "cost")),
               _table(content.resources(run))]
     if best is not None:
-        parts += [f"<h2>{escape(content.best_title(best))}</h2>", f"<pre>{escape(best.source)}</pre>"]
+        parts += [f"<h2>{escape(content.best_title(best, tree.objective))}</h2>", f"<pre>{escape(best.source)}</pre>"]
     else:
         parts += [f'<h2 class="bad">{escape(content.no_improvement(run))}</h2>']
     parts.append("</body></html>")

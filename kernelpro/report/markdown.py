@@ -27,10 +27,13 @@ def render_markdown(run: RunSummary, tree: VariantTree, plot_name: str) -> str:
         for label, text in step.fields:  # one line each, but the profile that led here keeps its layout
             lines.append(f"- {label}: {text if label == 'Led by' else ' '.join(text.split()) or '-'}")
         lines.append("")
+    energy = content.energy_rows(tree)
+    if energy:
+        lines += ["## Time and energy", "", *_table(content.ENERGY_HEADER, energy), ""]
     lines += ["## Spend", "", *_table(("role", "tokens in", "tokens out", "cost"), content.spend(run)), "",
               *_table(("", ""), content.resources(run)), ""]
     if best is not None:
-        lines += [f"## {content.best_title(best)}", "", "```python", best.source.rstrip(), "```", ""]
+        lines += [f"## {content.best_title(best, tree.objective)}", "", "```python", best.source.rstrip(), "```", ""]
     else:
         lines += [f"## {content.no_improvement(run)}", ""]
     return "\n".join(lines)

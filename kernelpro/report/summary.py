@@ -41,6 +41,19 @@ class RunSummary(BaseModel):
     best_variant_id: str | None = None
     best_speedup: float | None = None
     best_speedup_ci95: list[float] | None = None
+    objective: str = "time"
+    """What the run's best followed (``search.objective``): time, energy or edp."""
+    best_energy_ratio: float | None = None
+    """The best's energy ratio (reference joules per call over its own) in its deciding verdict, when measured."""
+    best_energy_ci95: list[float] | None = None
+    best_edp_ratio: float | None = None
+    best_edp_ci95: list[float] | None = None
+    best_energy_j: float | None = None
+    """The best's joules per call, and the reference's, in the deciding verdict's NVML readings."""
+    reference_energy_j: float | None = None
+    best_power_w: float | None = None
+    """The best's average board power while it repeated, and the reference's."""
+    reference_power_w: float | None = None
     no_improvement_reason: str = ""
     """Why no candidate is the best (none correct, or none measurably faster), when none is."""
     llm_usage: dict[str, RoleUsage] = Field(default_factory=dict)

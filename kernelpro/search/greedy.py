@@ -1,10 +1,12 @@
-"""Policies that rank parents by their speedup: greedy best-first, beam, and the built-in recipes."""
+"""Policies that rank parents by their speedup (the objective's ratio): greedy best-first, beam, and the built-in
+recipes."""
 
 from __future__ import annotations
 
 from kernelpro.search.policy import (
     Expansion,
     Rules,
+    baseline_ratio,
     baseline_speedup,
     plan_requests,
     refresh_statistics,
@@ -25,7 +27,7 @@ class Greedy:
     def ranked(self, tree: VariantTree) -> list[Variant]:
         visits = subtree_visits(tree)
         ranked = sorted((v for v in tree if baseline_speedup(v) is not None),
-                        key=lambda v: (-(baseline_speedup(v) or 0.0), v.depth))
+                        key=lambda v: (-(baseline_ratio(tree, v) or 0.0), v.depth))
         return [v for v in ranked if self.rules.can_grow(tree, v, visits[v.id])]
 
     def _from(self, tree: VariantTree, parent: Variant, room: int) -> list[Expansion]:

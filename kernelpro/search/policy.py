@@ -44,6 +44,12 @@ def baseline_speedup(variant: Variant) -> float | None:
     return 1.0 if variant.kind == "reference" else variant.speedup
 
 
+def baseline_ratio(tree: VariantTree, variant: Variant) -> float | None:
+    """What a variant stands for under the tree's objective (``search.objective``): its speedup for time, its
+    energy or EDP ratio otherwise (None for a correct variant without energy readings)."""
+    return variant.ratio(tree.objective)
+
+
 @dataclass(frozen=True)
 class Rules:
     """What every policy respects when it grows a variant.
@@ -72,12 +78,13 @@ class Rules:
         return min(self.max_children, max(1, math.floor(self.widening * boost * (visits + 1) ** self.alpha)))
 
     def is_dead_end(self, tree: VariantTree, variant: Variant) -> bool:
-        base = baseline_speedup(variant) or 0.0
+        base = baseline_ratio(tree, variant) or 0.0
         settled = [c for c in tree.children(variant.id) if c.settled]
         recent = settled[-self.dead_end_after:]
         if len(recent) < self.dead_end_after:
             return False
-        return all(c.speedup is None or c.speedup < base * (1 + self.min_gain) for c in recent)
+        gains = [c.ratio(tree.objective) for c in recent]
+        return all(g is None or g < base * (1 + self.min_gain) for g in gains)
 
     def can_grow(self, tree: VariantTree, variant: Variant, visits: int, boost: float = 1.0,
                  extra_children: int = 0) -> bool:
@@ -111,12 +118,13 @@ def plan_requests(expansions: list[Expansion]) -> list[Expansion]:
 
 
 def refresh_statistics(tree: VariantTree) -> None:
-    """``visits`` (verdicts at and below) and ``value`` (the best speedup in the subtree, 0 when none)."""
+    """``visits`` (verdicts at and below) and ``value`` (the best speedup, or the objective's ratio, in the
+    subtree, 0 when none)."""
     visits = subtree_visits(tree)
     for variant in tree:
         variant.visits = visits[variant.id]
         variant.value = 0.0
     for variant in tree:
-        reward = variant.speedup or 0.0 if variant.kind != "reference" else 0.0
+        reward = variant.ratio(tree.objective) or 0.0 if variant.kind != "reference" else 0.0
         for node in tree.path_to(variant.id):
             node.value = max(node.value, reward)

@@ -5,6 +5,9 @@ reference. The logarithm is then mapped onto [``CORRECT_FLOOR``, 1] over the ran
 (the reference's 0 always included), so the exploration constant means the same on a problem where candidates
 reach 1.2x as on one where they reach 20x. A variant without a verdict of correct earns 0: below every correct
 one, however slow. The scale is recomputed from the tree at each proposal, so it never goes stale.
+
+Under an energy objective (``search.objective``) the same holds for the energy (or EDP) ratio in place of the
+speedup; a correct variant without energy readings earns ``CORRECT_FLOOR``, like the worst correct one.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ CORRECT_FLOOR = 0.2
 class RewardScale:
     low: float
     high: float
+    objective: str = "time"
 
     @classmethod
     def of(cls, tree: VariantTree) -> RewardScale:
-        logs = [0.0] + [math.log(v.speedup) for v in tree if v.kind != "reference" and v.speedup]
-        return cls(min(logs), max(logs))
+        ratios = (v.ratio(tree.objective) for v in tree if v.kind != "reference")
+        logs = [0.0] + [math.log(r) for r in ratios if r]
+        return cls(min(logs), max(logs), tree.objective)
 
     def __call__(self, variant: Variant) -> float:
-        speedup = 1.0 if variant.kind == "reference" else variant.speedup
+        speedup = variant.ratio(self.objective)
+        if speedup is None and variant.correct and not variant.flagged:  # correct, without energy readings
+            return CORRECT_FLOOR
         if not speedup or variant.flagged:
             return 0.0
         if self.high - self.low < 1e-9:

@@ -3,7 +3,8 @@
 The tree lives in the optimisation graph's state as a plain ``dict[str, dict]`` (``to_state``/``from_state``),
 so a checkpoint can store it as JSON; ``VariantTree`` is the view that answers questions about it and the one
 way variants are born (``spawn``), get their code (``write_code``) and their verdicts (``record``,
-``mark_failed``).
+``mark_failed``). The tree is seen under the run's objective (``search.objective``: time, energy or EDP): its
+ordering, ``best`` and ``finalists`` follow that objective's ratio and call (``search.objective``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
 from kernelpro.search.kinds import detect_kind
+from kernelpro.search.objective import check as check_objective
+from kernelpro.search.objective import figure_text as objective_figure
 from kernelpro.search.variant import Idea, Variant, normalised_source, variant_id
 
 __all__ = ["Idea", "Variant", "VariantTree", "normalised_source", "speedup_text", "variant_id"]
@@ -26,13 +29,14 @@ def _recipe_set(origin: str) -> frozenset[str]:
 class VariantTree:
     """The variants of one search, by id, with the queries the policies, prompts and report need."""
 
-    def __init__(self, variants: dict[str, Variant] | None = None) -> None:
+    def __init__(self, variants: dict[str, Variant] | None = None, objective: str = "time") -> None:
         self.variants: dict[str, Variant] = dict(variants or {})
+        self.objective = check_objective(objective)
 
     # -- state ------------------------------------------------------------------------------------------
     @classmethod
-    def from_state(cls, state: dict[str, dict[str, Any]] | None) -> VariantTree:
-        return cls({key: Variant.model_validate(value) for key, value in (state or {}).items()})
+    def from_state(cls, state: dict[str, dict[str, Any]] | None, objective: str = "time") -> VariantTree:
+        return cls({key: Variant.model_validate(value) for key, value in (state or {}).items()}, objective)
 
     def to_state(self) -> dict[str, dict[str, Any]]:
         return {key: variant.model_dump(mode="json") for key, variant in self.variants.items()}
@@ -152,12 +156,13 @@ class VariantTree:
         return path[::-1]
 
     def correct(self) -> list[Variant]:
-        """Correct candidates (never the reference, never one the critic flagged), fastest first; none at all on a
-        problem the judge found degenerate (``problem_finding``), where no speedup is an improvement."""
+        """Correct candidates (never the reference, never one the critic flagged), best first under the objective
+        (fastest first for time; those without the objective's figure last); none at all on a problem the judge
+        found degenerate (``problem_finding``), where no speedup is an improvement."""
         if self.problem_finding() is not None:
             return []
         found = [v for v in self.variants.values() if v.kind != "reference" and v.correct and not v.flagged]
-        return sorted(found, key=lambda v: -(v.speedup or 0.0))
+        return sorted(found, key=lambda v: -(v.ratio(self.objective) or 0.0))
 
     def problem_finding(self) -> dict[str, Any] | None:
         """The first finding about the problem itself in any variant's verdict (``reason``, ``message``)."""
@@ -166,19 +171,24 @@ class VariantTree:
     def best(self) -> Variant | None:
         """The fastest candidate that improves on the reference (correct, faster beyond its interval, not flagged),
         or None: a candidate that is not faster is never the best. Once finalists were re-judged, only they count,
-        at their re-judged speedups. None at all on a degenerate problem (``problem_finding``)."""
+        at their re-judged speedups. None at all on a degenerate problem (``problem_finding``). Under ``energy``
+        (``edp``): the one with the largest energy (EDP) ratio among those whose call says less beyond its
+        interval; one that uses no less energy than the reference is never the best."""
         if self.problem_finding() is not None:
             return None
         finals = [v for v in self.variants.values() if v.final is not None]
-        found = [v for v in (finals or self.variants.values()) if v.improves]
-        return max(found, key=lambda v: v.deciding_speedup or 0.0) if found else None
+        found = [v for v in (finals or self.variants.values()) if v.improves_under(self.objective)]
+        return max(found, key=lambda v: v.deciding_ratio(self.objective) or 0.0) if found else None
 
     def finalists(self, n: int) -> list[Variant]:
         """The ``n`` candidates most worth re-judging: correct, not flagged, fastest first by their first verdict,
-        those that measured faster before those that did not, each code once."""
+        those that measured faster before those that did not, each code once (under an energy objective: by
+        energy, those that measured less energy first)."""
         chosen: list[Variant] = []
         seen: set[str] = set()
-        for variant in sorted(self.correct(), key=lambda v: (not v.improves, -(v.speedup or 0.0))):
+        objective = self.objective
+        for variant in sorted(self.correct(), key=lambda v: (not v.improves_under(objective),
+                                                              -(v.ratio(objective) or 0.0))):
             key = normalised_source(variant.source)
             if key not in seen and len(chosen) < n:
                 seen.add(key)
@@ -186,7 +196,8 @@ class VariantTree:
         return chosen
 
     def leaderboard(self, n: int = 5) -> list[Variant]:
-        """Up to ``n`` correct candidates with their measured speedups, fastest first, for contrastive prompts.
+        """Up to ``n`` correct candidates with their measured speedups, fastest first (best first under the
+        objective), for contrastive prompts.
 
         When there are more than ``n``, the slowest one takes the last place, so the faster ones have
         something to be contrasted with.
@@ -221,6 +232,8 @@ class VariantTree:
                 outcome = "reference"
             elif variant.correct:
                 outcome = speedup_text(variant.speedup)
+                if self.objective != "time":
+                    outcome += f", {objective_figure(variant.result, self.objective)}"
             else:
                 outcome = variant.verdict
             idea = " ".join(variant.idea.split())

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kernelpro.harness.result import EvalResult
+from kernelpro.harness.stats import speedup_text
+from kernelpro.search import objective as objectives
 from kernelpro.search.kinds import Kind
 
 
@@ -125,6 +127,39 @@ class Variant(BaseModel):
     def speedup_ci95(self) -> list[float] | None:
         result = self.deciding_result
         return result.speedup_ci95 if result is not None else None
+
+    # -- under an objective (``search.objective``); for ``time`` each is the speedup's own -----------------
+    def ratio(self, objective: str = "time") -> float | None:
+        """The objective's ratio by the first verdict (the speedup for time): 1.0 for the reference, None unless
+        correct, and None for a correct variant without energy readings under ``energy`` or ``edp``."""
+        if self.kind == "reference":
+            return 1.0
+        if objective == "time" or not self.correct:
+            return self.speedup
+        return objectives.ratio(self.result, objective)
+
+    def deciding_ratio(self, objective: str = "time") -> float | None:
+        """The objective's ratio by the deciding verdict (the finalists' re-judgment when there is one)."""
+        if objective == "time":
+            return self.deciding_speedup
+        return objectives.ratio(self.final, objective) if self.final is not None else self.ratio(objective)
+
+    def ratio_ci95(self, objective: str = "time") -> list[float] | None:
+        return self.speedup_ci95 if objective == "time" else objectives.ci95(self.final or self.result, objective)
+
+    def improves_under(self, objective: str = "time") -> bool:
+        """``improves`` under ``objective``: for energy (or EDP), correct, not flagged, and less energy (EDP) than
+        the reference beyond its interval in the deciding verdict, whatever its speed."""
+        if objective == "time":
+            return self.improves
+        return self.kind != "reference" and self.correct and not self.flagged and \
+            objectives.improves(self.final or self.result, objective)
+
+    def figure_text(self, objective: str = "time") -> str:
+        """The deciding figure under ``objective`` with its interval, as prompts and events show it."""
+        if objective == "time":
+            return speedup_text(self.deciding_speedup, self.speedup_ci95)
+        return objectives.figure_text(self.final or self.result, objective)
 
     @property
     def problem_findings(self) -> list[dict[str, Any]]:

@@ -94,7 +94,8 @@ class Driver:
             min(suite.problem_timeout_s, share.time_s + suite.hang_grace_s)
         return JobSpec(key=row.key, path=row.path, run_id=row.run_id or "", runs_dir=str(self.paths.runs),
                        log_dir=str(self.paths.logs), device=self.config.device, max_iters=self.config.max_iters,
-                       budgets=share, policy=self.config.policy, model=self.config.model,
+                       budgets=share, policy=self.config.policy, objective=self.config.objective,
+                       model=self.config.model,
                        baselines=compile_baselines(self.config.baselines) if row.baselines is None else [],
                        no_memory=self.config.no_memory, no_profile=self.config.no_profile, timeout_s=timeout,
                        env=lane.env)

@@ -40,6 +40,7 @@ class JobSpec(BaseModel):
     baselines: list[str] = Field(default_factory=list)
     """Compile baselines still to measure (none when they are in the ledger already, or eager only)."""
     policy: str | None = None
+    objective: str | None = None
     model: str | None = None
     no_memory: bool = False
     no_profile: bool = False
@@ -77,6 +78,8 @@ def optimize_command(spec: JobSpec) -> list[str]:
         args += ["--usd-budget", f"{spec.budgets.usd:.6f}"]
     if spec.policy:
         args += ["--policy", spec.policy]
+    if spec.objective:
+        args += ["--objective", spec.objective]
     if spec.model:
         args += ["--model", spec.model]
     args += ["--no-memory"] * spec.no_memory + ["--no-profile"] * spec.no_profile

@@ -27,6 +27,8 @@ class SuiteConfig(BaseModel):
     tasks: str | None = None
     device: str = "auto"
     policy: str | None = None
+    objective: str | None = None
+    """``--objective`` of every run (``search.objective`` when None)."""
     model: str | None = None
     max_iters: int = 8
     totals: Limits = Field(default_factory=Limits)

@@ -1,0 +1,110 @@
+"""What a run optimises: time (the speedup), energy per call, or the energy-delay product (EDP).
+
+Every objective is a ratio of the reference's figure over the candidate's, with a 95% interval and a call, all
+from the judge's ``EvalResult``: ``speedup``/``speed_verdict`` for time, ``energy_ratio``/``energy_verdict`` for
+energy, ``edp_ratio``/``edp_verdict`` for EDP (``harness.energy_compare``). A candidate improves under an
+objective when it is correct, measured on a quiet machine, and its call says better beyond the interval
+(``faster``; ``less`` energy or EDP). Energy and EDP need NVML readings (``harness.energy``): a candidate without
+them has no figure under those objectives and never improves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelpro.config.search import Objective
+from kernelpro.harness.result import EvalResult
+from kernelpro.harness.stats import speedup_text
+
+OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
+ENERGY_OBJECTIVES: tuple[str, ...] = ("energy", "edp")
+
+__all__ = ["ENERGY_OBJECTIVES", "OBJECTIVES", "Objective", "check", "ci95", "energy_text", "figure_text",
+           "improves", "ratio", "verdict"]
+
+_FIELDS = {"time": ("speedup", "speedup_ci95", "speed_verdict", "faster"),
+           "energy": ("energy_ratio", "energy_ci95", "energy_verdict", "less"),
+           "edp": ("edp_ratio", "edp_ci95", "edp_verdict", "less")}
+
+
+
+def check(objective: str) -> Objective:
+    if objective not in _FIELDS:
+        raise ValueError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+    return objective  # type: ignore[return-value]
+
+
+def _data(result: EvalResult | dict[str, Any] | None) -> dict[str, Any]:
+    if result is None:
+        return {}
+    return result if isinstance(result, dict) else result.model_dump(mode="json")
+
+
+def ratio(result: EvalResult | dict[str, Any] | None, objective: str) -> float | None:
+    """The objective's ratio (reference over candidate: above 1 is better) of a correct verdict, else None."""
+    data = _data(result)
+    if data.get("status") != "ok" or not data.get("correct"):
+        return None
+    return data.get(_FIELDS[objective][0])
+
+
+def ci95(result: EvalResult | dict[str, Any] | None, objective: str) -> list[float] | None:
+    return _data(result).get(_FIELDS[objective][1])
+
+
+def verdict(result: EvalResult | dict[str, Any] | None, objective: str) -> str | None:
+    """``faster``/``slower``/``same``/``uncertain`` for time; ``less``/``more``/``same``/``uncertain`` otherwise."""
+    data = _data(result)
+    found = data.get(_FIELDS[objective][2])
+    if found is None and objective == "edp":  # verdicts recorded before EvalResult carried edp_verdict
+        found = ((data.get("details") or {}).get("energy") or {}).get("edp", {}).get("verdict")
+    return found
+
+
+def improves(result: EvalResult | dict[str, Any] | None, objective: str) -> bool:
+    """Correct, on a quiet machine, and better than the reference beyond the interval under ``objective``."""
+    data = _data(result)
+    if objective == "time":
+        return result is not None and EvalResult.model_validate(data).improves
+    return data.get("status") == "ok" and bool(data.get("correct")) and not data.get("contended") and \
+        verdict(data, objective) == _FIELDS[objective][3]
+
+
+def figure_text(result: EvalResult | dict[str, Any] | None, objective: str) -> str:
+    """The objective's figure with its interval: ``1.52x [1.49-1.55]`` for time, ``energy 1.12x [1.05-1.19]
+    less`` for energy (the reference's joules over the candidate's), ``EDP ...`` likewise; "-" when unmeasured."""
+    value = ratio(result, objective)
+    if objective == "time":
+        return speedup_text(value, ci95(result, objective))
+    if value is None:
+        return f"{'energy' if objective == 'energy' else 'EDP'} not measured"
+    call = verdict(result, objective) or ""
+    name = "energy" if objective == "energy" else "EDP"
+    return f"{name} {speedup_text(value, ci95(result, objective))} {call}".rstrip()
+
+
+def energy_text(result: EvalResult | dict[str, Any] | None) -> str:
+    """Joules per call and watts of candidate and reference, and the energy and EDP ratios with their intervals,
+    when the verdict carries NVML readings; empty otherwise."""
+    data = _data(result)
+    if data.get("energy_ratio") is None:
+        return ""
+    cand, ref = data.get("candidate") or {}, data.get("reference") or {}
+    parts = []
+    if cand.get("energy_j") is not None and ref.get("energy_j") is not None:
+        parts.append(f"{_joules(cand['energy_j'])}/call at {cand.get('power_w') or 0:.0f} W vs reference "
+                     f"{_joules(ref['energy_j'])}/call at {ref.get('power_w') or 0:.0f} W")
+    parts.append(f"energy {speedup_text(data['energy_ratio'], data.get('energy_ci95'))} "
+                 f"{data.get('energy_verdict') or ''}".rstrip())
+    if data.get("edp_ratio") is not None:
+        parts.append(f"EDP {speedup_text(data['edp_ratio'], data.get('edp_ci95'))} "
+                     f"{verdict(data, 'edp') or ''}".rstrip())
+    return "; ".join(parts)
+
+
+def _joules(value: float) -> str:
+    """Joules per call in a readable unit: 1.16 J, 3.2 mJ, 45 uJ."""
+    for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} nJ"

@@ -1,0 +1,106 @@
+"""`--objective` on `optimize` and `suite run`: refused up front where energy cannot be measured, passed on to a
+suite's runs, and the `--json` summary's energy fields (in process)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import typer
+from typer.testing import CliRunner
+
+from kernelpro.cli import app
+from kernelpro.cli.inputs import objective_or_fail
+from kernelpro.cli.run_outputs import write_outputs
+from kernelpro.exit_codes import BAD_INPUT
+from kernelpro.graphs.run_files import RunFiles
+from kernelpro.harness.energy import unavailable
+from kernelpro.suite.job import JobSpec, optimize_command
+from tests.conftest import DATA
+from tests.graphs.helpers import make_context
+from tests.search.test_objective import FASTER_HUNGRIER, SLOWER_LEANER, trade_off, verdict
+
+runner = CliRunner()
+PROBLEM = DATA / "problems" / "scale_relu.py"
+
+
+@pytest.mark.parametrize("objective", ["energy", "edp"])
+def test_optimize_refuses_an_energy_objective_on_a_cpu(objective, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["optimize", str(PROBLEM), "--device", "cpu", "--objective", objective,
+                                 "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == BAD_INPUT
+    assert f"--objective {objective} needs NVML's energy readings on an NVIDIA GPU" in " ".join(result.output.split())
+    assert not (tmp_path / "runs").exists()  # nothing was started
+
+
+def test_optimize_and_suite_refuse_an_unknown_objective_and_the_suite_an_energy_one_on_a_cpu(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bad = runner.invoke(app, ["optimize", str(PROBLEM), "--device", "cpu", "--objective", "watts"])
+    assert bad.exit_code == BAD_INPUT and "use one of time, energy, edp" in bad.output
+    suite = runner.invoke(app, ["suite", "run", str(PROBLEM), "--device", "cpu", "--objective", "energy",
+                                "--runs-dir", str(tmp_path / "runs")])
+    assert suite.exit_code == BAD_INPUT and "needs NVML's energy readings" in " ".join(suite.output.split())
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_setting_is_refused_like_the_flag(settings):
+    settings.search.objective = "energy"
+    with pytest.raises(typer.Exit) as refused:
+        objective_or_fail(None, settings, "cpu")
+    assert refused.value.exit_code == BAD_INPUT
+    settings.search.objective = "time"
+    objective_or_fail(None, settings, "cpu")  # time needs nothing
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and unavailable(0) is None, reason="NVML gives energy here")
+def test_cuda_without_an_energy_counter_is_refused(settings):
+    with pytest.raises(typer.Exit) as refused:
+        objective_or_fail("energy", settings, "cuda")
+    assert refused.value.exit_code == BAD_INPUT
+
+
+def test_choosing_energy_turns_the_judges_readings_on(settings):
+    settings.search.objective = "edp"
+    assert not settings.harness.energy
+    settings.apply_objective()  # what objective_or_fail does once the device can measure energy
+    assert settings.harness.energy
+
+
+def test_a_suite_passes_its_objective_to_every_run(tmp_path):
+    fields = {"key": "p", "path": str(PROBLEM), "run_id": "r-1", "runs_dir": str(tmp_path / "runs"),
+              "log_dir": str(tmp_path / "logs"), "device": "cuda", "max_iters": 2}
+    command = optimize_command(JobSpec(**fields, objective="energy"))
+    assert command[command.index("--objective") + 1] == "energy"
+    assert "--objective" not in optimize_command(JobSpec(**fields))
+
+
+def _summary(settings, tmp_path, objective: str) -> dict:
+    context = make_context(settings, tmp_path / objective, None, problem_name="scale_relu")
+    try:
+        files = RunFiles.create(tmp_path / objective / "out", "run-x", {"problem_path": str(PROBLEM)})
+        state = {"variants": trade_off(objective).to_state(), "objective": objective, "iteration": 2}
+        return json.loads(json.dumps(write_outputs(files, state, "completed", context, None)))
+    finally:
+        context.evaluate.close()
+
+
+def test_the_json_summary_names_the_objective_and_the_bests_energy(settings, tmp_path):
+    energy = _summary(settings, tmp_path, "energy")
+    lean = verdict(0.9, "slower", 1.3, "less", 1.17, "less")
+    assert energy["objective"] == "energy" and energy["improved"]
+    assert energy["best_speedup"] == pytest.approx(0.9)  # the energy best is slower, and says so
+    assert energy["best_energy_ratio"] == pytest.approx(1.3)
+    assert energy["best_energy_ci95"] == pytest.approx(lean.energy_ci95)
+    assert energy["best_edp_ratio"] == pytest.approx(1.17) and energy["best_edp_ci95"] == pytest.approx(lean.edp_ci95)
+    assert energy["best_energy_j"] == pytest.approx(0.02 / 1.3) and energy["reference_energy_j"] == 0.02
+    assert (energy["best_power_w"], energy["reference_power_w"]) == (410.0, 520.0)
+    report = (tmp_path / "energy" / "out" / "run-x" / "report.md").read_text()
+    assert "| Objective | energy |" in report and "## Time and energy" in report
+    assert SLOWER_LEANER in report
+    assert "15.4 mJ/call at 410 W vs reference 20 mJ/call at 520 W" in report  # each step's outcome
+    timed = _summary(settings, tmp_path, "time")
+    assert timed["objective"] == "time" and timed["best_speedup"] == pytest.approx(1.6)
+    assert timed["best_energy_ratio"] == pytest.approx(0.8)  # measured, so shown, though time chose it
+    assert FASTER_HUNGRIER in (tmp_path / "time" / "out" / "run-x" / "report.md").read_text()
