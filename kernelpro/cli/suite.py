@@ -50,7 +50,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
     if policy is not None and policy not in ("auto", *POLICIES):
         fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
     try:
-        refs = resolve_sources(list(sources), level or None, tasks)
+        refs = resolve_sources(list(sources), level or None, tasks, settings.suite.robust_kbench_filters)
         totals = Limits(time_s=seconds(time_budget), gpu_s=seconds(gpu_budget), usd=usd_budget)
         per_problem = parse_per_problem(per_problem_budget)
     except (SourceError, BudgetError) as error:
