@@ -33,9 +33,10 @@ class SuiteSettings(BaseModel):
     same run from its checkpoint."""
     disk_budget_mb: float | None = Field(None, gt=0)
     """Disk the suite directory may use. Past it, finished problems' bulky files are compressed, then dropped
-    (Nsight Compute reports first, the best variant's and the finalists' last and never dropped, then the
-    LangGraph checkpoints of finished runs); what each report needs is kept (metrics CSVs, candidates, verdicts,
-    reports) and the suite report lists what was dropped and whose profile it was. None keeps everything."""
+    (the other variants' Nsight Compute reports first, then the LangGraph checkpoints of finished runs, last the
+    best variant's and the finalists' reports, compressed and never dropped); what each report needs is kept
+    (metrics CSVs, candidates, verdicts, reports) and the suite report lists what was dropped and whose profile
+    it was. None keeps everything."""
     report_interval_s: float = Field(60.0, ge=0)
     """How often the suite report is rewritten while the suite runs (it is always written at the end, and
     ``kernelpro suite report`` writes it on demand)."""
