@@ -89,6 +89,10 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
     assert status.exit_code == 0, status.output
     seen = last_json(status.stdout)
     assert seen["states"] == {"a_not_a_problem": "failed", "scale_relu": "running"} and seen["problems"] == 2
+    report = runner.invoke(app, ["suite", "report", suite_id, "--runs-dir", str(runs)])  # also while it runs
+    assert report.exit_code == 0, report.output
+    md = Path(report.stdout.split()[-1]).read_text()
+    assert "### problem (1)" in md and "missing Model" in md and "| scale_relu | running |" in md
 
     results = runs / suite_id / "runs" / run_id / "results.jsonl"
     wait_for(lambda: results.exists() and results.read_text().count("\n") >= 1, "a judged candidate", proc)
@@ -123,8 +127,6 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
             "WHERE key = 'a_not_a_problem'").fetchone()
     assert attempts == 2 and failure_kind == "problem" and "missing Model" in failure
 
-    report = runner.invoke(app, ["suite", "report", suite_id, "--runs-dir", str(runs)])
-    assert report.exit_code == 0, report.output
-    md = Path(report.stdout.split()[-1]).read_text()
+    md = (runs / suite_id / "suite.md").read_text()  # the driver's, at the end
     assert "### problem (1)" in md and "missing Model" in md and "| scale_relu | " in md and "[report](runs/" in md
     assert "against the fastest torch.compile" not in md  # eager was the only baseline
