@@ -18,6 +18,8 @@ def device_or_fail(device: str, settings: Settings, asked_by: str | None = None)
     if device not in DEVICES:
         fail(f"--device {device!r}: use one of {', '.join(DEVICES)}")
     chosen = device if device != "auto" else settings.device
+    if chosen == "cpu":
+        return chosen  # nothing to check: no torch import, so a process that judges nothing itself starts faster
     import torch
 
     if chosen == "auto":

@@ -51,7 +51,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
     if policy is not None and policy not in ("auto", *POLICIES):
         fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
     try:
-        refs = resolve_sources(list(sources), level or None, tasks)
+        refs = resolve_sources(list(sources), level or None, tasks, settings.suite.robust_kbench_filters)
         totals = Limits(time_s=seconds(time_budget), gpu_s=seconds(gpu_budget), usd=usd_budget)
         per_problem = parse_per_problem(per_problem_budget)
     except (SourceError, BudgetError) as error:
@@ -217,11 +217,13 @@ def baselines(
     problem_path: Annotated[Path, typer.Argument(help="The problem file.")],
     device: Annotated[str, typer.Option(help="cpu or cuda.")] = "cpu",
     names: Annotated[str, typer.Option(help="Comma-separated compile baselines.")] = "",
+    run_id: Annotated[str, typer.Option("--run-id", help="The problem's run, for the dataset rows.")] = "",
 ) -> None:
     """Judge a problem's compile baselines against it; one JSON object (what a suite's job runs)."""
     from kernelpro.app import evaluator
+    from kernelpro.forecast.dataset import hardware_name
     from kernelpro.problem import ProblemError, load_problem
-    from kernelpro.suite.baselines import measure_baselines
+    from kernelpro.suite.baselines import judge_baselines, record_baselines, summarise
 
     try:
         problem = load_problem(problem_path)
@@ -232,14 +234,20 @@ def baselines(
     wanted = [n for n in names.split(",") if n]
     if unknown := [n for n in wanted if n not in COMPILE_BASELINES]:
         fail(f"unknown compile baseline(s) {', '.join(unknown)}; known: {', '.join(COMPILE_BASELINES)}")
-    judge = evaluator(load_settings(), device)
+    settings = load_settings()
+    judge = evaluator(settings, device)
     try:
-        measured = measure_baselines(problem, wanted, judge)
+        judged = judge_baselines(problem, wanted, judge)
     except ValueError as error:  # a reference whose Model cannot be wrapped
         fail(f"{problem_path}: no compile baseline can be made ({error})")
     finally:
         judge.close()
-    print(json.dumps(measured))
+    if settings.forecast.record:
+        try:
+            record_baselines(settings.forecast.dataset, problem, judged, hardware_name(device), run_id)
+        except OSError as error:  # the dataset is a by-product: the baselines stand without it
+            Console(stderr=True).print(f"dataset: baselines not recorded ({escape(str(error))})", soft_wrap=True)
+    print(json.dumps(summarise(judged)))
 
 
 def register(app: typer.Typer) -> None:

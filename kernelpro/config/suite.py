@@ -33,12 +33,17 @@ class SuiteSettings(BaseModel):
     same run from its checkpoint."""
     disk_budget_mb: float | None = Field(None, gt=0)
     """Disk the suite directory may use. Past it, finished problems' bulky files are compressed, then dropped
-    (Nsight Compute reports first, then the LangGraph checkpoints of finished runs); what each report needs is
-    kept (metrics CSVs, candidates, verdicts, reports) and the suite report lists what was dropped. None keeps
-    everything."""
+    (the other variants' Nsight Compute reports first, then the LangGraph checkpoints of finished runs, last the
+    best variant's and the finalists' reports, compressed and never dropped); what each report needs is kept
+    (metrics CSVs, candidates, verdicts, reports) and the suite report lists what was dropped and whose profile
+    it was. None keeps everything."""
     report_interval_s: float = Field(60.0, ge=0)
     """How often the suite report is rewritten while the suite runs (it is always written at the end, and
     ``kernelpro suite report`` writes it on demand)."""
+    robust_kbench_filters: list[str] | None = None
+    """Which of robust-kbench's filters exclude a task when a SOURCE is a robust-kbench checkout (the
+    ``filter_*`` names of its ``filter_results.json``, e.g. ``["filter_output_range", "filter_output_std",
+    "filter_output_axes", "filter_input_impact"]`` for the output checks alone). None: every filter."""
     ray_address: str | None = None
     """The Ray cluster new suites run on when ``--ray`` is not given: ``auto`` (a running cluster), an address
     (``ray://host:10001``) or ``local`` (start one on this machine). None: this machine's own lanes."""

@@ -4,13 +4,16 @@
 time comes from the run (the finalists' re-judgment of the best, or the fastest correct candidate's verdict).
 The ``torch.compile`` baselines are candidates like any other, a generated ``ModelNew`` wrapping a copy of the
 reference (``search.recipe_code``), judged against the reference: their speedup over eager comes with its
-interval, and a score against them is the candidate's speedup over eager divided by theirs.
+interval, and a score against them is the candidate's speedup over eager divided by theirs. Being judged
+candidates, they are rows of the judged-candidate dataset too (origin ``suite-baseline``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
 from kernelpro.search.module_copy import copy_class
 from kernelpro.search.recipe_code import render_candidate
@@ -34,18 +37,34 @@ def compile_baselines(names: list[str]) -> list[str]:
     return [name for name in names if name != "eager"]
 
 
-def measure_baselines(problem: Problem, names: list[str], evaluator: Any) -> dict[str, dict[str, Any]]:
-    """Each compile baseline among ``names`` judged against the reference in one batch: name -> its verdict
-    (status, speedup over eager with the interval, times in ms). Eager needs no judgment of its own."""
+def judge_baselines(problem: Problem, names: list[str], evaluator: Any) -> dict[str, EvalResult]:
+    """Each compile baseline among ``names`` judged against the reference in one batch: name -> its verdict.
+    Eager needs no judgment of its own."""
     wanted = compile_baselines(names)
     if not wanted:
         return {}
     results = evaluator.judge_many(problem, [baseline_source(problem, name) for name in wanted])
+    return dict(zip(wanted, results, strict=True))
+
+
+def summarise(results: dict[str, EvalResult]) -> dict[str, dict[str, Any]]:
+    """What the ledger keeps of each baseline's verdict: status, speedup over eager with the interval, times."""
     return {name: {"status": r.status, "reason": r.reason, "correct": r.correct, "speedup": r.speedup,
                    "speedup_ci95": r.speedup_ci95, "speed_verdict": r.speed_verdict, "ms": r.candidate_ms,
                    "reference_ms": r.reference_ms, "message": r.message.splitlines()[0][:300] if r.message else "",
                    "elapsed_s": r.elapsed_s}
-            for name, r in zip(wanted, results, strict=True)}
+            for name, r in results.items()}
+
+
+def record_baselines(dataset: Path, problem: Problem, results: dict[str, EvalResult], hardware: str,
+                     run_id: str = "") -> int:
+    """Append the judged baselines to the judged-candidate dataset (origin ``suite-baseline``, the baseline's
+    name in the tags); returns the rows written. Raises OSError when the file cannot be written."""
+    from kernelpro.forecast.dataset import append_rows, row_for
+
+    return append_rows(dataset, [row_for(problem, baseline_source(problem, name), result, hardware,
+                                         "suite-baseline", run_id, tags={"baseline": name})
+                                 for name, result in results.items()])
 
 
 def fastest_compile(baselines: dict[str, dict[str, Any]] | None) -> tuple[str, float] | None:

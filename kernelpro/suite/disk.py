@@ -2,14 +2,18 @@
 then dropped, and the ledger records each so the report can say what is gone.
 
 What the reports need is never touched: reports, candidates and their verdicts, ``results.jsonl``, ``run.json``,
-metrics CSVs, the best candidate's files. In order, until the suite fits: Nsight Compute reports (``.ncu-rep``)
-compressed, then those dropped; then the LangGraph checkpoints of finished runs compressed (a finished run is
-not resumed; ``gunzip`` brings one back).
+metrics CSVs. Each profile directory (``profiles/pN/``) is matched to the variant it profiled (the candidate
+source in its target job, against ``candidates/<id>.py``): the best variant's and the finalists' Nsight Compute
+reports are kept whole as long as anything else can go. In order, until the suite fits: the other variants'
+reports (``.ncu-rep``) compressed, then those dropped; then the LangGraph checkpoints of finished runs compressed
+(a finished run is not resumed; ``gunzip`` brings one back); last the best's and the finalists' reports
+compressed, never dropped.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -33,20 +37,66 @@ def _gzip(path: Path) -> Path:
     return target
 
 
-def _steps(paths: SuitePaths, finished: dict[str, str]) -> Iterator[tuple[str, Path, str]]:
-    """(problem, file, action) in the order the budget takes them."""
-    runs = {run_id: key for key, run_id in finished.items()}
+def _keepers(run: Path, best: str | None) -> dict[str, str]:
+    """The variants whose profiles stay: variant id -> "best" or "finalist"."""
+    keep: dict[str, str] = {}
+    results = run / "results.jsonl"
+    for line in results.read_text(errors="replace").splitlines() if results.is_file() else []:
+        try:
+            final_of = json.loads(line).get("final_of")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(final_of, str):
+            keep[final_of] = "finalist"
+    if best and best != "reference":
+        keep[best] = "best"
+    return keep
+
+
+def _profiled(run: Path) -> dict[Path, str]:
+    """Each profile directory of the run -> the variant it profiled ("reference" for the reference alone), where
+    its target job says (a directory without one is left unnamed)."""
+    by_source = {}
+    for source in sorted((run / "candidates").glob("*.py")):
+        if "." not in source.stem:  # <id>.py, not the finalists' <id>.final.py
+            by_source.setdefault(source.read_text(errors="replace"), source.stem)
+    owners = {}
+    for job in sorted(run.glob("profiles/*/job-*.json")):
+        try:
+            candidate = json.loads(job.read_text()).get("candidate_source")
+        except (OSError, ValueError, AttributeError):
+            continue
+        owner = "reference" if candidate is None else by_source.get(candidate)
+        if owner is not None:
+            owners.setdefault(job.parent, owner)
+    return owners
+
+
+def _steps(paths: SuitePaths, finished: dict[str, tuple[str, str | None]]) -> Iterator[tuple[str, Path, str, str]]:
+    """(problem, file, action, whose profile) in the order the budget takes them."""
+    runs = {run_id: (key, best) for key, (run_id, best) in finished.items()}
     dirs = [(runs[d.name], d) for d in sorted(paths.runs.iterdir()) if d.name in runs] if paths.runs.is_dir() else []
-    for key, run in dirs:
-        for report in sorted(run.rglob("*.ncu-rep")):
-            yield key, report, "compressed"
-    for key, run in dirs:
-        for report in sorted(run.rglob("*.ncu-rep.gz")):
-            yield key, report, "dropped"
-    for key, run in dirs:
+    kept: list[tuple[str, Path, str]] = []
+    others: list[tuple[str, Path, str]] = []
+    for (key, best), run in dirs:
+        keep, owners = _keepers(run, best), _profiled(run)
+        # a report compressed by an earlier pass is still one: it may be dropped now
+        reports = {p.with_name(p.name.removesuffix(".gz")) for p in run.rglob("*.ncu-rep*")
+                   if p.name.endswith((".ncu-rep", ".ncu-rep.gz"))}
+        for report in sorted(reports):
+            owner = owners.get(report.parent, "")
+            (kept if owner in keep else others).append(
+                (key, report, f"{owner} ({keep[owner]})" if owner in keep else owner))
+    for key, report, whose in others:
+        yield key, report, "compressed", whose
+    for key, report, whose in others:
+        yield key, report.with_name(report.name + ".gz"), "dropped", whose
+    for (key, _), run in dirs:
         checkpoint = run / "checkpoint.sqlite"
         if checkpoint.exists():
-            yield key, checkpoint, "compressed"
+            yield key, checkpoint, "compressed", ""
+    for key, report, whose in kept:
+        yield key, report, "compressed", whose
 
 
 def enforce_disk_budget(paths: SuitePaths, ledger: Ledger, budget_mb: float | None) -> int:
@@ -57,9 +107,10 @@ def enforce_disk_budget(paths: SuitePaths, ledger: Ledger, budget_mb: float | No
     size = tree_bytes(paths.root)
     if size <= limit:
         return 0
-    finished = {row.key: row.run_id for row in ledger.problems() if row.finished and row.run_id}
+    finished = {row.key: (row.run_id, (row.result or {}).get("best_variant")) for row in ledger.problems()
+                if row.finished and row.run_id}
     start = size
-    for key, path, action in _steps(paths, finished):
+    for key, path, action, whose in _steps(paths, finished):
         if size <= limit:
             break
         if not path.exists():
@@ -71,5 +122,5 @@ def enforce_disk_budget(paths: SuitePaths, ledger: Ledger, budget_mb: float | No
             path.unlink()
             after = 0
         size -= before - after
-        ledger.record_pruned(str(path.relative_to(paths.root)), key, action, before)
+        ledger.record_pruned(str(path.relative_to(paths.root)), key, action, before, whose)
     return start - size

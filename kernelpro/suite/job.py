@@ -87,7 +87,8 @@ def optimize_command(spec: JobSpec) -> list[str]:
 
 
 def baselines_command(spec: JobSpec) -> list[str]:
-    return _cli("suite", "baselines", spec.path, "--device", spec.device, "--names", ",".join(spec.baselines))
+    return _cli("suite", "baselines", spec.path, "--device", spec.device, "--names", ",".join(spec.baselines),
+                "--run-id", spec.run_id)
 
 
 def _safe(key: str) -> str:

@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS problems (idx INTEGER PRIMARY KEY, key TEXT UNIQUE, p
     task INTEGER, state TEXT, run_id TEXT, lane TEXT, attempts INTEGER DEFAULT 0, baselines TEXT, result TEXT,
     failure TEXT, failure_kind TEXT, gpu_s REAL DEFAULT 0, usd REAL DEFAULT 0, wall_s REAL DEFAULT 0,
     started TEXT, ended TEXT);
-CREATE TABLE IF NOT EXISTS pruned (path TEXT PRIMARY KEY, problem TEXT, action TEXT, bytes INTEGER, at TEXT);
+CREATE TABLE IF NOT EXISTS pruned (path TEXT PRIMARY KEY, problem TEXT, action TEXT, bytes INTEGER, at TEXT,
+    variant TEXT);
 """
 STATES = ("pending", "running", "done", "failed")
 UNFINISHED = ("pending", "running")
@@ -172,9 +173,14 @@ class Ledger:
         self.update(key, state=state, ended=_now(), **fields)
 
     # -- what the disk budget dropped -------------------------------------------------------------------------
-    def record_pruned(self, path: str, problem: str, action: str, size: int) -> None:
+    def record_pruned(self, path: str, problem: str, action: str, size: int, variant: str = "") -> None:
+        """``variant``: whose profile the file is ("864abf46 (best)", "reference"), or "" for other files."""
         with self._lock, self._connect() as conn:
-            conn.execute("INSERT OR REPLACE INTO pruned VALUES (?, ?, ?, ?, ?)", (path, problem, action, size, _now()))
+            columns = {r["name"] for r in conn.execute("PRAGMA table_info(pruned)")}
+            if "variant" not in columns:  # a ledger written before the column
+                conn.execute("ALTER TABLE pruned ADD COLUMN variant TEXT")
+            conn.execute("INSERT OR REPLACE INTO pruned (path, problem, action, bytes, at, variant) "
+                         "VALUES (?, ?, ?, ?, ?, ?)", (path, problem, action, size, _now(), variant))
 
     def pruned(self) -> list[dict[str, Any]]:
         with self._connect() as conn:

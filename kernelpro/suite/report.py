@@ -88,8 +88,8 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
             md += [f"### {kind} ({len(items)})", "", *_md_table(("problem", "reason"), items)]
             html += [f"<h3>{escape(kind)} ({len(items)})</h3>", _html_table(items, ("problem", "reason"))]
     if pruned:
-        md += ["## Dropped to fit the disk budget", "", *_md_table(("problem", "action", "file"), pruned)]
-        html += ["<h2>Dropped to fit the disk budget</h2>", _html_table(pruned, ("problem", "action", "file"))]
+        md += ["## Dropped to fit the disk budget", "", *_md_table(content.PRUNED_HEADER, pruned)]
+        html += ["<h2>Dropped to fit the disk budget</h2>", _html_table(pruned, content.PRUNED_HEADER)]
     html.append("</body></html>")
     paths.markdown.write_text("\n".join(md), encoding="utf-8")
     paths.html.write_text("\n".join(html), encoding="utf-8")

@@ -106,8 +106,13 @@ def degenerate(problems: list[ProblemScore]) -> list[tuple[str, str]]:
     return [(p.key, p.degenerate or "") for p in problems if p.degenerate]
 
 
-def pruned_rows(pruned: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
-    return [(p["problem"], p["action"], f"{p['path']} ({p['bytes'] / 1e6:.1f} MB)") for p in pruned]
+PRUNED_HEADER = ("problem", "action", "profile of", "file")
+
+
+def pruned_rows(pruned: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """What the disk budget took, with whose profile each file was (the best's and the finalists' go last)."""
+    return [(p["problem"], p["action"], p.get("variant") or "", f"{p['path']} ({p['bytes'] / 1e6:.1f} MB)")
+            for p in pruned]
 
 
 PROBLEM_HEADER = ("problem", "status", "best", "95% interval", "vs compile", "baselines", "GPU s", "model $",

@@ -3,14 +3,19 @@
 A KernelBench checkout (or its ``KernelBench/`` folder, or one ``levelN`` folder of it) names its problems
 ``levelN/<task>_<Name>.py``; the level and task id are KernelBench's own, so ``--level 1 --tasks 19`` is
 ``level1/19_ReLU.py``. A text file lists problem paths, one a line (blank lines and ``#`` comments skipped,
-relative paths from the file's folder); a KernelBench-style path in it keeps its level and task.
+relative paths from the file's folder); a KernelBench-style path in it keeps its level and task. A
+robust-kbench checkout (``suite.robust_kbench``) gives the KernelBench tasks that pass its filters, under
+KernelBench's levels, task ids and keys.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from kernelpro.suite import robust_kbench
 
 LEVEL_DIR = re.compile(r"^level(\d+)$")
 TASK_FILE = re.compile(r"^(\d+)_.+\.py$")
@@ -81,7 +86,19 @@ def _by_task(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.py"), key=order)
 
 
-def _from_directory(directory: Path) -> list[ProblemRef]:
+def _from_robust_kbench(levels: list[Path], filters: Collection[str] | None) -> list[ProblemRef]:
+    try:
+        found = [problem for level in levels for problem in robust_kbench.passing_problems(level, filters)]
+    except robust_kbench.RobustKbenchError as error:
+        raise SourceError(str(error)) from error
+    return [ProblemRef(key=f"level{level}/{path.stem}", path=str(path.resolve()), level=level, task=task)
+            for level, task, path in found]
+
+
+def _from_directory(directory: Path, filters: Collection[str] | None) -> list[ProblemRef]:
+    robust_levels = robust_kbench.level_dirs(directory)
+    if robust_levels:
+        return _from_robust_kbench(robust_levels, filters)
     if LEVEL_DIR.match(directory.name):
         return [_plain_ref(p) for p in _by_task(directory)]
     levels = _level_dirs(directory)
@@ -103,9 +120,9 @@ def _from_list(listing: Path) -> list[ProblemRef]:
     return refs
 
 
-def _from_source(source: Path) -> list[ProblemRef]:
+def _from_source(source: Path, filters: Collection[str] | None) -> list[ProblemRef]:
     if source.is_dir():
-        return _from_directory(source)
+        return _from_directory(source, filters)
     if not source.is_file():
         raise SourceError(f"{source}: no such file or directory")
     if source.suffix == ".py":
@@ -113,17 +130,18 @@ def _from_source(source: Path) -> list[ProblemRef]:
     return _from_list(source)
 
 
-def resolve_sources(sources: list[str | Path], levels: list[int] | None = None, tasks: str | None = None
-                    ) -> list[ProblemRef]:
+def resolve_sources(sources: list[str | Path], levels: list[int] | None = None, tasks: str | None = None,
+                    robust_filters: Collection[str] | None = None) -> list[ProblemRef]:
     """Every problem the sources name, in order, each once, filtered by KernelBench level and task id.
 
-    A filter by level or task keeps only problems that have one (KernelBench-numbered problems)."""
+    A filter by level or task keeps only problems that have one (KernelBench-numbered problems).
+    ``robust_filters``: the robust-kbench filters that exclude a task of a robust-kbench source (None: all)."""
     if not sources:
         raise SourceError("give at least one SOURCE: a problem directory, a KernelBench checkout or a list file")
     chosen_tasks = parse_tasks(tasks)
     found: dict[str, ProblemRef] = {}
     for source in sources:
-        for ref in _from_source(Path(source)):
+        for ref in _from_source(Path(source), robust_filters):
             if levels and ref.level not in levels:
                 continue
             if chosen_tasks is not None and ref.task not in chosen_tasks:

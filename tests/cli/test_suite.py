@@ -67,7 +67,7 @@ def wait_for(condition, what: str, proc: subprocess.Popen, timeout_s: float = 24
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything(tmp_path):
+def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything(tmp_path, monkeypatch):
     source = tmp_path / "problems"
     source.mkdir()
     shutil.copy(DATA / "problems" / "scale_relu.py", source / "scale_relu.py")
@@ -89,6 +89,10 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
     assert status.exit_code == 0, status.output
     seen = last_json(status.stdout)
     assert seen["states"] == {"a_not_a_problem": "failed", "scale_relu": "running"} and seen["problems"] == 2
+    report = runner.invoke(app, ["suite", "report", suite_id, "--runs-dir", str(runs)])  # also while it runs
+    assert report.exit_code == 0, report.output
+    md = Path(report.stdout.split()[-1]).read_text()
+    assert "### problem (1)" in md and "missing Model" in md and "| scale_relu | running |" in md
 
     results = runs / suite_id / "runs" / run_id / "results.jsonl"
     wait_for(lambda: results.exists() and results.read_text().count("\n") >= 1, "a judged candidate", proc)
@@ -101,10 +105,16 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
     assert not alive_with(run_id), "the optimisation outlived the suite's driver"
     assert len(before) == 1
 
-    resumed = cli(["suite", "run", "--resume", suite_id, *args], env, tmp_path)
-    stdout, stderr = resumed.communicate(timeout=600)
-    assert resumed.returncode == 0, stderr[-3000:]
-    result = last_json(stdout)
+    # The resumed driver runs in this process (one interpreter start fewer); its children are real processes.
+    for name in [n for n in os.environ if n.startswith("KERNELPRO_")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        if name.startswith("KERNELPRO_") or name == "PYTHONPATH":
+            monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    resumed = runner.invoke(app, ["suite", "run", "--resume", suite_id, *args])
+    assert resumed.exit_code == 0, resumed.output[-3000:]
+    result = last_json(resumed.stdout)
     assert result["suite_id"] == suite_id and result["status"] == "completed" and result["problems"] == 2
     assert result["failed"] == 1 and result["problems_scored"] == 2 and set(result["fast_p"]) == \
         {"0", "0.5", "0.8", "1.0", "1.2", "1.5", "2.0"}
@@ -117,8 +127,6 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
             "WHERE key = 'a_not_a_problem'").fetchone()
     assert attempts == 2 and failure_kind == "problem" and "missing Model" in failure
 
-    report = runner.invoke(app, ["suite", "report", suite_id, "--runs-dir", str(runs)])
-    assert report.exit_code == 0, report.output
-    md = Path(report.stdout.split()[-1]).read_text()
+    md = (runs / suite_id / "suite.md").read_text()  # the driver's, at the end
     assert "### problem (1)" in md and "missing Model" in md and "| scale_relu | " in md and "[report](runs/" in md
     assert "against the fastest torch.compile" not in md  # eager was the only baseline

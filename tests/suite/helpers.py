@@ -9,6 +9,11 @@ from kernelpro.suite.layout import SuiteConfig, SuitePaths, create_suite
 from kernelpro.suite.ledger import Ledger
 from kernelpro.suite.sources import ProblemRef
 
+# Timing short enough for tests, inherited by the child processes of the suite tests that start real runs.
+SHORT_TIMING = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+                "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
+                "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2", "KERNELPRO_SEARCH__FINALISTS": "0"}
+
 
 def run_summary(improved: bool, speedup: float | None, correct: int = 2, degenerate: str | None = None,
                 gpu_s: float = 60.0, usd: float = 0.5, report: str | None = None) -> dict[str, Any]:

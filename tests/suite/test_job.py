@@ -10,11 +10,12 @@ import subprocess
 import sys
 import time
 
+from kernelpro.forecast.dataset import read_rows
 from kernelpro.harness.judge import precheck
 from kernelpro.harness.result import EvalResult
-from kernelpro.suite.baselines import baseline_source, fastest_compile
+from kernelpro.suite.baselines import baseline_source, fastest_compile, record_baselines, summarise
 from kernelpro.suite.budget import Limits
-from kernelpro.suite.job import JobSpec, _parse, optimize_command, run_job
+from kernelpro.suite.job import JobSpec, _parse, baselines_command, optimize_command, run_job
 from tests.conftest import DATA, problem
 
 
@@ -25,7 +26,9 @@ def spec(tmp_path, **fields) -> JobSpec:
 
 
 def test_a_new_run_gets_the_ledgers_run_id_and_a_started_one_is_resumed(tmp_path):
-    job = spec(tmp_path, budgets=Limits(time_s=120, usd=0.25), policy="greedy", no_profile=True)
+    job = spec(tmp_path, budgets=Limits(time_s=120, usd=0.25), policy="greedy", no_profile=True,
+               baselines=["compile_default"])
+    assert baselines_command(job)[-2:] == ["--run-id", "r-1"]  # its dataset rows name the problem's run
     command = optimize_command(job)
     assert command[command.index("--run-id") + 1] == "r-1" and "--resume" not in command
     assert command[command.index("--time-budget") + 1] == "120s" and "--gpu-budget" not in command
@@ -106,3 +109,20 @@ def test_compile_baselines_are_candidates_the_guards_accept():
                             "compile_max_autotune_no_cudagraphs": {"correct": False, "speedup": None}}) == \
         ("compile_default", 1.3)
     assert fastest_compile({}) is None
+
+
+def test_judged_baselines_are_rows_of_the_judged_candidate_dataset(tmp_path):
+    scale_relu = problem("scale_relu")
+    results = {"compile_default": EvalResult(status="ok", correct=True, speedup=1.4, speedup_ci95=[1.3, 1.5],
+                                             speed_verdict="faster"),
+               "compile_max_autotune_no_cudagraphs": EvalResult(status="runtime_error", reason="compile_failed",
+                                                                message="inductor failed\nmore")}
+    dataset = tmp_path / "judged.jsonl"
+    assert record_baselines(dataset, scale_relu, results, "cpu", "r-1") == 2
+    rows = read_rows(dataset)
+    assert [(r.origin, r.tags, r.run_id, r.verdict) for r in rows] == [
+        ("suite-baseline", {"baseline": "compile_default"}, "r-1", "ok"),
+        ("suite-baseline", {"baseline": "compile_max_autotune_no_cudagraphs"}, "r-1", "runtime_error")]
+    assert rows[0].candidate_source == baseline_source(scale_relu, "compile_default") and rows[0].speed_class > 0
+    assert rows[1].speed_class == 0 and rows[0].problem_source == scale_relu.source
+    assert summarise(results)["compile_max_autotune_no_cudagraphs"]["message"] == "inductor failed"

@@ -17,26 +17,28 @@ from kernelpro.suite.driver import Driver
 from kernelpro.suite.layout import SuiteConfig, create_suite
 from kernelpro.suite.sources import resolve_sources
 from tests.conftest import DATA
+from tests.suite.helpers import SHORT_TIMING
 
 ray = pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parents[2]
-SHORT = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
-         "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
-         "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2", "KERNELPRO_SEARCH__FINALISTS": "0"}
 
 
-@pytest.fixture
-def local_cluster(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def local_cluster(tmp_path_factory):
+    """One local cluster for every Ray test of the module (starting one is most of a Ray test's time)."""
     # The cluster's processes inherit this environment: this checkout's kernelpro, short timing.
-    for name, value in {**SHORT, "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
-                        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-                        }.items():
-        monkeypatch.setenv(name, value)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield
-    finally:
-        ray.shutdown()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {**SHORT_TIMING, "KERNELPRO_MEMORY__PATH": str(tmp_path_factory.mktemp("memory")),
+                            "RAY_USAGE_STATS_ENABLED": "0",
+                            "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+                            }.items():
+            patch.setenv(name, value)
+        # two CPU lanes, no dashboard, no runtime environment, a small object store: the cheapest cluster
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=80 * 1024 ** 2)
+        try:
+            yield
+        finally:
+            ray.shutdown()
 
 
 def test_a_killed_actors_problem_is_rescheduled_on_a_new_actor(tmp_path, local_cluster):

@@ -4,6 +4,8 @@ what the disk budget dropped), and the disk budget itself."""
 from __future__ import annotations
 
 import gzip
+import json
+import os
 
 import pytest
 
@@ -26,7 +28,7 @@ def test_the_report_shows_scores_problems_failures_and_links(tmp_path):
         "level1/3_C": {"level": 1, "state": "failed", "failure": "ran past its limit", "failure_kind": "hang"},
         "level1/4_D": {"level": 1, "result": run_summary(False, None, correct=0, degenerate="constant_output: y")},
     })
-    ledger.record_pruned("runs/x/profiles/p0/profile.ncu-rep.gz", "level1/1_A", "dropped", 3_000_000)
+    ledger.record_pruned("runs/x/profiles/p0/profile.ncu-rep.gz", "level1/1_A", "dropped", 3_000_000, "0a1b2c3d")
     html_path, md_path = write_suite_report(paths, ledger)
     md, html = md_path.read_text(), html_path.read_text()
     assert "| fast_1.0 | 0.333 | 0.333 |" in md and "| fast_1.5 | 0.333 | 0.000 |" in md  # 2.0x / 1.6x
@@ -37,7 +39,7 @@ def test_the_report_shows_scores_problems_failures_and_links(tmp_path):
     assert html.count("data:image/png;base64,") == 2 and '<a href="../run-a/report.html">' in html
     assert "<script>" not in html and "&lt;oom&gt;" in html  # what comes from problems is escaped
     assert "level 1" in md  # the per-level table
-    assert "## Dropped to fit the disk budget" in md and "| level1/1_A | dropped | runs/x/profiles" in md
+    assert "## Dropped to fit the disk budget" in md and "| level1/1_A | dropped | 0a1b2c3d | runs/x/profiles" in md
 
 
 def test_the_disk_budget_compresses_then_drops_profiles_of_finished_runs_and_says_so(tmp_path):
@@ -62,6 +64,49 @@ def test_the_disk_budget_compresses_then_drops_profiles_of_finished_runs_and_say
     actions = [(p["problem"], p["action"], p["path"].rsplit("/", 1)[-1]) for p in ledger.pruned()]
     assert ("a", "dropped", "profile.ncu-rep.gz") in actions and ("a", "compressed", "checkpoint.sqlite") in actions
     assert all(problem == "a" for problem, _, _ in actions)
+
+
+def _profile(run, index: int, candidate_source: str | None) -> None:
+    """A profile directory as the run's profiler leaves it: its target job and an incompressible report."""
+    directory = run / "profiles" / f"p{index}"
+    directory.mkdir(parents=True)
+    (directory / "job-plain.json").write_text(json.dumps({"candidate_source": candidate_source, "mode": "plain"}))
+    (directory / "profile.ncu-rep").write_bytes(os.urandom(400_000))
+
+
+def test_the_disk_budget_keeps_the_best_and_the_finalists_profiles_and_drops_the_others_first(tmp_path):
+    paths, ledger = ledger_with(tmp_path, {"a": {"result": {**run_summary(True, 1.5), "best_variant": "bbbb1111"}}})
+    run = paths.runs / ledger.problem("a").run_id
+    (run / "candidates").mkdir(parents=True)
+    sources = {"bbbb1111": "class ModelNew: best = 1\n", "ffff2222": "class ModelNew: finalist = 1\n",
+               "cccc3333": "class ModelNew: other = 1\n"}
+    for variant, source in sources.items():
+        (run / "candidates" / f"{variant}.py").write_text(source)
+    (run / "candidates" / "ffff2222.final.py").write_text(sources["ffff2222"])
+    (run / "results.jsonl").write_text("\n".join(json.dumps(e) for e in (
+        {"variant": "cccc3333"}, {"variant": "ffff2222"}, {"variant": "bbbb1111"},
+        {"variant": "ffff2222.final", "final_of": "ffff2222"}, {"variant": "bbbb1111.final", "final_of": "bbbb1111"},
+    )) + "\n")
+    for index, source in enumerate([sources["cccc3333"], sources["bbbb1111"], None, sources["ffff2222"]]):
+        _profile(run, index, source)  # p0 another variant's, p1 the best's, p2 the reference's, p3 a finalist's
+    (run / "checkpoint.sqlite").write_bytes(b"\0" * 300_000)
+
+    enforce_disk_budget(paths, ledger, (tree_bytes(paths.root) - 700_000) / 1e6)
+    profiles = run / "profiles"
+    assert not list((profiles / "p0").glob("profile.ncu-rep*")) and not list((profiles / "p2").glob("profile*"))
+    assert (profiles / "p1" / "profile.ncu-rep").exists() and (profiles / "p3" / "profile.ncu-rep").exists()
+    assert (run / "checkpoint.sqlite").exists()  # the others' profiles were enough
+    dropped = {(p["path"].split("/")[-2], p["variant"]) for p in ledger.pruned() if p["action"] == "dropped"}
+    assert dropped == {("p0", "cccc3333"), ("p2", "reference")}
+
+    enforce_disk_budget(paths, ledger, 0.001)  # nothing else can go: the kept profiles are compressed, not dropped
+    assert (profiles / "p1" / "profile.ncu-rep.gz").exists() and (profiles / "p3" / "profile.ncu-rep.gz").exists()
+    last = {p["path"].split("/")[-2]: (p["action"], p["variant"]) for p in ledger.pruned() if "p1" in p["path"]
+            or "p3" in p["path"]}
+    assert last == {"p1": ("compressed", "bbbb1111 (best)"), "p3": ("compressed", "ffff2222 (finalist)")}
+    assert not [p for p in ledger.pruned() if p["action"] == "dropped" and p["variant"].endswith(")")]
+    md = write_suite_report(paths, ledger)[1].read_text()
+    assert "| a | dropped | cccc3333 | runs/" in md and "| a | compressed | bbbb1111 (best) | runs/" in md
 
 
 def test_an_unknown_suite_names_the_ones_there(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,44 @@ def test_bad_sources_and_filters_say_what_is_wrong(tmp_path):
     for bad in ("a-3", "5-2", "1,,2"):
         with pytest.raises(SourceError):
             parse_tasks(bad)
+
+
+def robust_checkout(root: Path) -> Path:
+    """A robust-kbench-shaped checkout (hand-written, in its layout): level_<N>/task_<K>/ with the problem under
+    KernelBench's name, robust-kbench's own function file and the filter results."""
+    flags = ("filter_output_range", "filter_output_std", "filter_output_axes", "filter_input_impact",
+             "filter_llm_redundancy", "filter_llm_inefficiency")
+    tasks = {(1, 19, "19_ReLU"): [], (1, 2, "2_Matmul"): ["filter_input_impact", "filter_output_std"],
+             (1, 40, "40_Norm"): ["filter_llm_inefficiency"], (1, 7, "7_Unjudged"): None, (2, 5, "5_Conv_Tanh"): []}
+    for (level, task, name), filters in tasks.items():
+        folder = root / "tasks" / "kernelbench" / f"level_{level}" / f"task_{task}"
+        folder.mkdir(parents=True)
+        (folder / f"{name}.py").write_text(PROBLEM)
+        (folder / "func_forward.py").write_text("def forward_fn(x):\n    return x\n")
+        if filters is not None:
+            (folder / "filter_results.json").write_text(json.dumps(
+                {**{flag: flag in filters for flag in flags}, "filter_llm_assessment": "no"}))
+    (root / "tasks" / "layernorm").mkdir()  # robust-kbench's own tasks are not KernelBench problems
+    (root / "tasks" / "layernorm" / "func_forward.py").write_text("def forward_fn(x):\n    return x\n")
+    return root
+
+
+def test_a_robust_kbench_checkout_gives_the_tasks_its_filters_pass(tmp_path):
+    root = robust_checkout(tmp_path / "robust-kbench")
+    refs = resolve_sources([root])
+    assert [r.key for r in refs] == ["level1/19_ReLU", "level2/5_Conv_Tanh"]  # flagged and unjudged tasks left out
+    assert (refs[0].level, refs[0].task) == (1, 19) and refs[0].path.endswith("task_19/19_ReLU.py")
+    assert [r.key for r in resolve_sources([root / "tasks" / "kernelbench"], levels=[2])] == ["level2/5_Conv_Tanh"]
+    assert [r.key for r in resolve_sources([root / "tasks" / "kernelbench" / "level_1"])] == ["level1/19_ReLU"]
+    # the output checks alone: the language model's verdict no longer excludes a task
+    only_outputs = resolve_sources([root], levels=[1], robust_filters=["filter_output_std", "filter_input_impact"])
+    assert [r.key for r in only_outputs] == ["level1/19_ReLU", "level1/40_Norm"]
+
+
+def test_bad_robust_kbench_filter_results_say_which_task(tmp_path):
+    root = robust_checkout(tmp_path / "robust-kbench")
+    with pytest.raises(SourceError, match=r"task_2/filter_results.json: no filter filter_nope \(it has "):
+        resolve_sources([root], robust_filters=["filter_nope"])
+    (root / "tasks" / "kernelbench" / "level_1" / "task_19" / "filter_results.json").write_text("{oops")
+    with pytest.raises(SourceError, match="task_19/filter_results.json: not readable filter results"):
+        resolve_sources([root])
