@@ -240,7 +240,14 @@ def optimize_studio_graph(config: Any = None) -> Any:
     run's context built here from them and the settings, as `kernelpro optimize` builds it."""
     from kernelpro.graphs.studio import studio_builder
 
-    return studio_builder(open_studio_run).compile()
+    return studio_builder(_studio_runs()).compile()
+
+
+@functools.cache  # one set of open runs for every graph the server builds (it builds one per request)
+def _studio_runs() -> Any:
+    from kernelpro.graphs.studio import StudioRuns
+
+    return StudioRuns(open_studio_run)
 
 
 def open_studio_run(inputs: Any, run_id: str | None, usage: dict[str, Any] | None = None) -> OptimizeContext:

@@ -96,9 +96,9 @@ def _inputs(state: dict[str, Any]) -> StudioInput:
     return {key: state[key] for key in INPUT_KEYS if state.get(key) is not None}  # type: ignore[return-value]
 
 
-def studio_builder(open_context: OpenContext) -> StateGraph:
-    """The Studio graph: ``open_run`` first, then the optimisation graph's nodes with the run's context."""
-    runs = StudioRuns(open_context)
+def studio_builder(runs: StudioRuns) -> StateGraph:
+    """The Studio graph: ``open_run`` first, then the optimisation graph's nodes with the context of the run
+    (``runs`` outlives the graph: the server may build a graph per request, while a run's judge lives on)."""
 
     def open_run(state: StudioState) -> Command[Literal["baseline"]]:
         context = runs.open(dict(state))
@@ -111,7 +111,8 @@ def studio_builder(open_context: OpenContext) -> StateGraph:
     graph = StateGraph(StudioState, input_schema=StudioInput)
     graph.add_node("open_run", open_run)
     for name, fn in NODES:
-        graph.add_node(name, _with_context(name, fn, runs))
+        # every node reads the whole state (its own annotation says OptimizeState, which would leave the inputs out)
+        graph.add_node(name, _with_context(name, fn, runs), input_schema=StudioState)
     graph.add_edge(START, "open_run")
     graph.add_edge("code", "review_code")
     return graph
