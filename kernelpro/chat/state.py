@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict  # pydantic (Studio's schemas) refuses typing's before Python 3.12
 
 from kernelpro.graphs.state import latest_usage, merge
 

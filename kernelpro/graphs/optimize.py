@@ -131,18 +131,18 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
     return Command(goto=END, update={**update, "status": status, "events": events, **usage(ctx)})
 
 
+NODES = (("baseline", baseline), ("select", select), ("plan", plan), ("review_plan", review_plan), ("code", code),
+         ("review_code", review_code), ("gate", gate), ("judge", judge), ("profile", profile),
+         ("interpret", interpret_profile), ("critique", critique), ("observe", observe), ("finish", finish))
+"""Every node by name; ``graphs.studio`` builds LangGraph Studio's graph from the same ones."""
+
+
 def builder() -> StateGraph:
+    """The optimisation graph; the CLI compiles it with its SQLite checkpointer and runs it with the context
+    ``kernelpro.app.build_context`` builds (Studio's graph is ``kernelpro.app_studio.optimize_studio_graph``)."""
     graph = StateGraph(OptimizeState, context_schema=OptimizeContext)
-    for name, fn in (("baseline", baseline), ("select", select), ("plan", plan), ("review_plan", review_plan),
-                     ("review_code", review_code), ("gate", gate), ("judge", judge), ("profile", profile),
-                     ("interpret", interpret_profile), ("critique", critique), ("observe", observe),
-                     ("finish", finish)):
+    for name, fn in NODES:
         graph.add_node(name, fn)
-    graph.add_node("code", code)
     graph.add_edge(START, "baseline")
     graph.add_edge("code", "review_code")
     return graph
-
-
-# Compiled without a checkpointer for LangGraph Studio (langgraph.json); the CLI compiles with SQLite.
-graph = builder().compile()

