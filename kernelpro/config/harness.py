@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -101,6 +102,9 @@ class HarnessSettings(BaseModel):
     """Put each worker in new user, network, PID and mount namespaces and a Landlock domain, where the kernel
     allows them unprivileged, and make the judge's process undumpable (see ``harness/isolation.py``); the
     verdict's ``details.isolation`` lists what a worker got."""
+    protected_dirs: list[Path] = Field(default_factory=list)
+    """Further directories a worker may read but never write, beside the runs, kernelpro's home and the caches
+    (``harness.jobs.protected_paths``): a suite puts its own directory (the ledger) here for the runs it starts."""
     require_isolation: bool = False
     """Refuse to judge in a worker that did not get every protection ``isolate`` asks for."""
     gpu_devices: list[int] | None = None

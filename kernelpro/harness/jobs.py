@@ -48,7 +48,8 @@ def precheck(source: str) -> EvalResult | list[GuardFinding]:
 
 def protected_paths(settings: Settings) -> list[str]:
     """The judge's directories a worker may read but never write (``isolation_mounts``): the run directories
-    (checkpoints, results, reports), kernelpro's home (the search memory), and the caches the judge builds into
+    (checkpoints, results, reports), the chats' threads, ``harness.protected_dirs`` (a suite's ledger),
+    kernelpro's home (the search memory, the judged-candidate dataset), and the caches the judge builds into
     (compiled kernels, load_inline extensions), so no candidate can edit a verdict or plant a module that a
     later candidate would load."""
     owned = [Path(p).expanduser() for p in (KERNELPRO_HOME, settings.memory.path, settings.compile.cache_dir)]
@@ -56,7 +57,8 @@ def protected_paths(settings: Settings) -> list[str]:
         owned.append(settings.compile.inline_cache_dir.expanduser())
     for path in owned:  # made now: a directory that does not exist yet cannot be mounted read-only, and a
         path.mkdir(parents=True, exist_ok=True)  # candidate could create it first and plant in it
-    return [str(p.resolve()) for p in [Path(settings.runs_dir).expanduser(), *owned]]
+    others = [settings.runs_dir, settings.chat.dir, *settings.harness.protected_dirs]
+    return [str(p.resolve()) for p in [*(Path(o).expanduser() for o in others), *owned]]
 
 
 def make_job(problem: Problem, candidate_source: str, device: str, settings: Settings,

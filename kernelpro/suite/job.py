@@ -100,7 +100,9 @@ def _run(command: list[str], spec: JobSpec, stage: str, timeout_s: float) -> tup
     log_dir = Path(spec.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = log_dir / f"{_safe(spec.key)}.{stage}.out", log_dir / f"{_safe(spec.key)}.{stage}.log"
-    env = {**os.environ, **spec.env}
+    # The suite's own directory (its ledger, every run) is out of the reach of any candidate these runs judge.
+    env = {**os.environ, **spec.env,
+           "KERNELPRO_HARNESS__PROTECTED_DIRS": json.dumps([str(Path(spec.runs_dir).resolve().parent)])}
     with out_path.open("w") as out, err_path.open("a") as err:
         err.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(command[4:])}\n")
         err.flush()

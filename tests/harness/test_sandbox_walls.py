@@ -13,6 +13,7 @@ import threading
 import pytest
 
 from kernelpro.harness.isolation_probe import probe_worker_isolation
+from kernelpro.harness.jobs import protected_paths
 from kernelpro.harness.judge import classify, judge, make_job
 from kernelpro.harness.sandbox import run_worker
 from tests.conftest import candidate, problem
@@ -213,6 +214,15 @@ def test_a_module_planted_in_the_judges_cache_never_lands(mode, settings, tmp_pa
     assert "'umount': 'Operation not permitted'" in result.worker_output
     assert "'remount_rw': 'Operation not permitted'" in result.worker_output
     assert list(cache.iterdir()) == []
+
+
+def test_the_judges_directories_are_listed_for_the_workers(settings, tmp_path):
+    settings.harness.protected_dirs = [tmp_path / "suite"]
+    paths = protected_paths(settings)
+    for expected in (settings.runs_dir, settings.chat.dir, tmp_path / "suite", settings.memory.path,
+                     settings.compile.cache_dir, settings.compile.inline_cache_dir):
+        assert str(expected.expanduser().resolve()) in paths
+    assert settings.compile.inline_cache_dir.is_dir()  # made first: an absent one could be planted in
 
 
 @pytest.mark.parametrize("mode", ["fresh", "persistent"])

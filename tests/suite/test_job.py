@@ -15,7 +15,7 @@ from kernelpro.harness.judge import precheck
 from kernelpro.harness.result import EvalResult
 from kernelpro.suite.baselines import baseline_source, fastest_compile, record_baselines, summarise
 from kernelpro.suite.budget import Limits
-from kernelpro.suite.job import JobSpec, _parse, baselines_command, optimize_command, run_job
+from kernelpro.suite.job import JobSpec, _parse, _run, baselines_command, optimize_command, run_job
 from tests.conftest import DATA, problem
 
 
@@ -38,6 +38,13 @@ def test_a_new_run_gets_the_ledgers_run_id_and_a_started_one_is_resumed(tmp_path
     (tmp_path / "runs" / "r-1" / "run.json").write_text("{}")
     resumed = optimize_command(job)
     assert resumed[resumed.index("--resume") + 1] == "r-1" and "--max-iters" not in resumed
+
+
+def test_the_runs_a_suite_starts_keep_its_directory_out_of_their_candidates_reach(tmp_path):
+    """Its ledger holds every problem's best verdict: the children's workers get the suite's directory read-only."""
+    probe = [sys.executable, "-c", "import os; print(os.environ['KERNELPRO_HARNESS__PROTECTED_DIRS'])", "", ""]
+    code, last, _ = _run(probe, spec(tmp_path), "probe", 60)
+    assert code == 0 and json.loads(last) == [str(tmp_path.resolve())]
 
 
 def _cmdline(pid: str) -> str:
