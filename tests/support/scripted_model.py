@@ -7,6 +7,7 @@ the request's messages and returns either. Running past the end of the script fa
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -63,6 +64,7 @@ class ScriptedChatModel(BaseChatModel):
     """Token counts put on every reply (``input_tokens``, ``output_tokens``), for tests of usage metering."""
 
     _position: int = PrivateAttr(default=0)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)  # parallel branches (Send) call it from threads
     _requests: list[ScriptedRequest] = PrivateAttr(default_factory=list)
     _bound_tools: list[list[str]] = PrivateAttr(default_factory=list)
 
@@ -93,13 +95,15 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         specs = kwargs.pop("tools", [])
-        self._requests.append(ScriptedRequest(list(messages), [s["function"]["name"] for s in specs], specs, kwargs))
-        if self._position >= len(self.script):
-            last = messages[-1].text[-500:] if messages else ""
-            raise ScriptExhausted(f"the script's {len(self.script)} replies are used up; call "
-                                  f"{len(self._requests)} ended with: {last!r}")
-        step = self.script[self._position]
-        self._position += 1
+        with self._lock:  # each call takes its own reply, however the threads interleave
+            self._requests.append(ScriptedRequest(list(messages), [s["function"]["name"] for s in specs], specs,
+                                                  kwargs))
+            if self._position >= len(self.script):
+                last = messages[-1].text[-500:] if messages else ""
+                raise ScriptExhausted(f"the script's {len(self.script)} replies are used up; call "
+                                      f"{len(self._requests)} ended with: {last!r}")
+            step = self.script[self._position]
+            self._position += 1
         reply = step(list(messages)) if callable(step) else step
         message = AIMessage(content=reply) if isinstance(reply, str) else reply.model_copy(deep=True)
         message.response_metadata = {**message.response_metadata, "model_name": self.model_name}
