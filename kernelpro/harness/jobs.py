@@ -7,6 +7,7 @@ candidate's code runs in a worker process (fresh or long-lived), whose death or 
 from __future__ import annotations
 
 import ast
+import contextlib
 import secrets
 import signal
 from pathlib import Path
@@ -56,7 +57,8 @@ def protected_paths(settings: Settings) -> list[str]:
     if settings.compile.inline_cache:
         owned.append(settings.compile.inline_cache_dir.expanduser())
     for path in owned:  # made now: a directory that does not exist yet cannot be mounted read-only, and a
-        path.mkdir(parents=True, exist_ok=True)  # candidate could create it first and plant in it
+        with contextlib.suppress(OSError):  # candidate could create it first and plant in it
+            path.mkdir(parents=True, exist_ok=True)
     others = [settings.runs_dir, settings.chat.dir, *settings.harness.protected_dirs]
     return [str(p.resolve()) for p in [*(Path(o).expanduser() for o in others), *owned]]
 
