@@ -281,12 +281,17 @@ def test_a_run_killed_mid_batch_resumes_without_rewriting_or_rejudging_anything(
     assert sorted(e["variant"] for e in results_log(context) if "final_of" not in e) == sorted(v.id for v in children)
 
 
-def test_a_run_killed_while_judging_resumes_with_its_candidates_written(settings, tmp_path):
+def _batch_of_two(settings, tmp_path):
+    """A run whose one batch is two different candidates coded in parallel, and its scripted agents."""
     settings.search.batch_size = 2
     variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
     agents = scripted_agents(planner=[plan_reply("fuse", "relu")], coder=[code_reply(HONEST), code_reply(variant)],
                              critic=[review_reply(), review_reply()])
-    context = make_context(settings, tmp_path, agents, max_iters=2)
+    return make_context(settings, tmp_path, agents, max_iters=2), agents
+
+
+def test_a_run_killed_while_judging_resumes_with_its_candidates_written(settings, tmp_path):
+    context, agents = _batch_of_two(settings, tmp_path)
     judge_many = context.evaluate.judge_many
     batches = []
 
@@ -327,11 +332,7 @@ def test_the_planner_sees_the_code_of_the_fastest_variants_and_mcts_runs_the_bat
 def test_a_run_killed_after_one_verdict_of_its_batch_judges_only_the_rest(settings, tmp_path):
     """Each verdict is on disk as soon as the judge has it: killed after the first of two, the resumed run judges
     the second alone."""
-    settings.search.batch_size = 2
-    variant = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
-    agents = scripted_agents(planner=[plan_reply("fuse", "relu")], coder=[code_reply(HONEST), code_reply(variant)],
-                             critic=[review_reply(), review_reply()])
-    context = make_context(settings, tmp_path, agents, max_iters=2)
+    context, agents = _batch_of_two(settings, tmp_path)
     judge_many = context.evaluate.judge_many
     batches = []
 
