@@ -87,6 +87,9 @@ def test_each_judgment_gets_its_own_extension_build_dir(settings, tmp_path):
     source = candidate("honest_extensions_dir_probe")
     first = judge(problem("scale_relu"), source, device="cpu", settings=settings, timing=False)
     again = judge(problem("scale_relu"), source, device="cpu", settings=settings, timing=False)
+    for r in (first, again):
+        assert (r.status, "extensions dir: " in r.worker_output) == ("ok", True), \
+            (r.status, r.reason, r.message, r.worker_output[-2000:])
     dirs = [r.worker_output.split("extensions dir: ")[1].splitlines()[0] for r in (first, again)]
     assert dirs[0] != dirs[1] and all(d.endswith("/torch_extensions") for d in dirs)
     assert not any(d.startswith(str(tmp_path / "cache")) for d in dirs)
