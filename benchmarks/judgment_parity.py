@@ -20,6 +20,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import kernelpro.harness.clocks as clocks  # noqa: E402
 import kernelpro.harness.timing as timing  # noqa: E402
 from kernelpro.config import HarnessSettings  # noqa: E402
 
@@ -38,7 +39,7 @@ def matmul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     a, b = torch.randn(1024, 1024, device="cuda"), torch.randn(1024, 1024, device="cuda")
-    clock = timing.make_clock(torch.device("cuda"), HarnessSettings(**BASE))
+    clock = clocks.make_clock(torch.device("cuda"), HarnessSettings(**BASE))
     report = {}
     for label, changed, issue_calls in VARIANTS:
         settings = HarnessSettings(**{**BASE, **changed})

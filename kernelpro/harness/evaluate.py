@@ -24,6 +24,7 @@ from kernelpro.harness import (
     stats,
 )
 from kernelpro.harness import dynamic_guards as dyn
+from kernelpro.harness.clocks import _device_synchronize, make_clock
 from kernelpro.harness.compare import (
     Mismatch,
     compare_outputs,
@@ -43,7 +44,7 @@ from kernelpro.harness.model_calls import ModelCalls, all_finite, no_grad
 from kernelpro.harness.result import EvalResult, GuardFinding
 from kernelpro.harness.run_checks import RunChecks
 from kernelpro.harness.timed_checks import TimedCallChecks
-from kernelpro.harness.timing import _device_synchronize, clone_inputs, make_clock, run_timing
+from kernelpro.harness.timing import clone_inputs, run_timing
 
 Emit = Callable[[dict[str, Any]], None]
 

@@ -11,10 +11,10 @@ from typing import Any
 import torch
 
 from kernelpro.harness import walls
+from kernelpro.harness.clocks import _device_synchronize
 from kernelpro.harness.compare import POISON_BYTE, flatten
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import Verdict, short_traceback, verdict
-from kernelpro.harness.timing import _device_synchronize
 
 
 class ModelCalls:

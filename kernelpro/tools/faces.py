@@ -12,6 +12,14 @@ from typing import Any
 
 from kernelpro.tools import schemas as s
 from kernelpro.tools.context import Reply, ToolContext
+from kernelpro.tools.cutlass_faces import (
+    cutlass_definition,
+    cutlass_examples,
+    cutlass_list,
+    cutlass_read,
+    cutlass_search,
+    cutlass_usages,
+)
 from kernelpro.tools.ncu_faces import ncu_rules, ncu_sections, report_details
 
 Binder = Callable[[ToolContext], Callable[..., Reply]]
@@ -104,40 +112,6 @@ def gpu_specs(context: ToolContext) -> Callable[..., Reply]:
         return specs.render(), {"name": specs.name, "sm_count": specs.sm_count, "peaks": specs.peak_tflops,
                                 "bandwidth_gbs": specs.memory_bandwidth_gbs, "source": specs.source}
     return run
-
-
-def _browser(context: ToolContext) -> Any:
-    from kernelpro.tools.cutlass import CutlassBrowser
-
-    return context.backend("cutlass", lambda: CutlassBrowser(context.settings.cutlass))
-
-
-def _rendered(result: Any) -> Reply:
-    return result.render(), result
-
-
-def cutlass_search(context: ToolContext) -> Callable[..., Reply]:
-    return lambda **kw: _rendered(_browser(context).search(**s.CutlassSearchArgs(**kw).model_dump()))
-
-
-def cutlass_definition(context: ToolContext) -> Callable[..., Reply]:
-    return lambda **kw: _rendered(_browser(context).find_definition(s.CutlassSymbolArgs(**kw).symbol))
-
-
-def cutlass_usages(context: ToolContext) -> Callable[..., Reply]:
-    return lambda **kw: _rendered(_browser(context).find_usages(s.CutlassSymbolArgs(**kw).symbol))
-
-
-def cutlass_read(context: ToolContext) -> Callable[..., Reply]:
-    return lambda **kw: _rendered(_browser(context).read_file(**s.CutlassReadArgs(**kw).model_dump()))
-
-
-def cutlass_list(context: ToolContext) -> Callable[..., Reply]:
-    return lambda **kw: _rendered(_browser(context).list_dir(s.CutlassListArgs(**kw).path))
-
-
-def cutlass_examples(context: ToolContext) -> Callable[..., Reply]:
-    return lambda **kw: _rendered(_browser(context).examples(s.CutlassExamplesArgs(**kw).topic))
 
 
 def _memory(context: ToolContext) -> Any:

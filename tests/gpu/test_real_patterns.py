@@ -36,7 +36,7 @@ def test_work_the_callers_stream_does_not_wait_for_is_rejected_with_its_lateness
 
 def test_the_clock_still_times_a_joined_side_stream():
     from kernelpro.config import HarnessSettings
-    from kernelpro.harness.timing import make_clock
+    from kernelpro.harness.clocks import make_clock
 
     clock = make_clock(torch.device("cuda"), HarnessSettings())
     side = torch.cuda.Stream()

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from kernelpro.config import HarnessSettings
+from kernelpro.harness.clocks import CpuClock
 from kernelpro.harness.sandbox import PACKAGE_ROOT, worker_environment
-from kernelpro.harness.timing import CpuClock, clone_inputs, run_timing, summarise, time_models
+from kernelpro.harness.timing import clone_inputs, run_timing, summarise, time_models
 
 
 class _ScriptedClock(CpuClock):
