@@ -106,5 +106,10 @@ def _no_improvement_reason(tree: Any) -> str:
         return "no candidate was correct"
     better = {"time": "faster than the reference", "energy": "lower in energy per call than the reference",
               "edp": "lower in energy-delay product than the reference"}[tree.objective]
-    return (f"{len(correct)} correct candidate(s), none measurably {better} at the minimum "
-            "effect, within its 95% interval, on a quiet machine")
+    reason = (f"{len(correct)} correct candidate(s), none measurably {better} at the minimum "
+              "effect, within its 95% interval, on a quiet machine")
+    busy = sum(1 for v in correct if v.result.get("contended"))
+    if busy == len(correct):
+        return (reason + "; every one was timed while other programs competed for the CPU, so none could count: "
+                "run again on a quiet machine")
+    return reason + (f"; {busy} of them timed while other programs competed for the CPU" if busy else "")
