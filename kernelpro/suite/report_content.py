@@ -87,7 +87,10 @@ def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[t
         status = row.state if row.state != "done" else ("improved" if score.improved else
                                                          "degenerate" if score.degenerate else
                                                          "kept the reference" if score.correct else "no correct")
-        out.append((row.key, status, _x(score.speedup), _interval(score.speedup_ci95), _x(score.vs_compile),
+        best = _x(score.speedup)
+        if score.correct and not score.improved and score.fastest_candidate is not None:
+            best += f" (the reference; fastest candidate {_x(score.fastest_candidate)})"
+        out.append((row.key, status, best, _interval(score.speedup_ci95), _x(score.vs_compile),
                     _baseline_text(row), f"{row.gpu_s or 0.0:.1f}", _money(row.usd or 0.0),
                     f"{(row.wall_s or 0.0) / 60:.1f}"))
     return out

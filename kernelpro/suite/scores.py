@@ -2,10 +2,11 @@
 they cost.
 
 fast_p is KernelBench's: the share of all scored problems that are correct and faster than the baseline by
-more than p (``speedup > p``), so fast_0 is the correctness rate. A problem's speedup is its best's, as the
-finalists' re-judgment measured it, when the run found one measurably faster; otherwise it keeps the reference,
-and its speedup is its fastest correct candidate's, at most 1 (a gain within the noise is no gain). A problem
-that failed counts as incorrect. Against a compile baseline, the speedup is that one divided by the fastest
+more than p (``speedup > p``), so fast_0 is the correctness rate. A problem's speedup is what the run delivers:
+its best's, as the finalists' re-judgment measured it, when the run found one measurably faster; otherwise the
+run keeps the reference, and its speedup is 1 (a gain within the noise is no gain, and a slower candidate is
+never what a user is handed). The fastest correct candidate's own speedup is kept beside it, for the table. A
+problem that failed counts as incorrect. Against a compile baseline, the speedup is that one divided by the fastest
 correct compile baseline's speedup over eager (eager itself when no compile baseline ran correctly). Problems
 the judge found degenerate (outputs that do not depend on the inputs) are scored apart, and unfinished ones not
 at all.
@@ -37,6 +38,8 @@ class ProblemScore:
     improved: bool
     speedup: float | None
     """Over eager (the reference), as described in the module's docstring; None when not correct."""
+    fastest_candidate: float | None
+    """The fastest correct candidate's speedup as first judged, whether or not it counted."""
     speedup_ci95: list[float] | None
     vs_compile: float | None
     compile_baseline: str | None
@@ -55,14 +58,15 @@ def score_problem(row: ProblemRow) -> ProblemScore:
     improved = correct and bool(result.get("improved"))
     if improved:
         speedup, interval = result.get("best_speedup"), result.get("best_speedup_ci95")
-    elif correct and result.get("fastest_correct_speedup"):
-        speedup, interval = min(1.0, result["fastest_correct_speedup"]), None
+    elif correct:
+        speedup, interval = 1.0, None  # the reference, kept
     else:
         speedup, interval, correct = None, None, False
     compiled = fastest_compile(row.baselines)
     vs_compile = None if speedup is None else speedup / (compiled[1] if compiled else 1.0)
     return ProblemScore(key=row.key, level=row.level, state=row.state, correct=correct, improved=improved,
                         speedup=speedup, speedup_ci95=interval, vs_compile=vs_compile,
+                        fastest_candidate=result.get("fastest_correct_speedup") if correct else None,
                         compile_baseline=compiled[0] if compiled else None,
                         degenerate=result.get("degenerate") if row.state == "done" else None,
                         gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0)

@@ -26,14 +26,16 @@ def test_fast_p_counts_all_problems_and_only_re_judged_bests_above_one(tmp_path)
     scores, problems = suite_scores(ledger.problems())
     assert scores.problems == 6  # degenerate and unfinished problems are not scored
     assert scores.correct == 4 and scores.improved == 2 and scores.correct_rate == pytest.approx(4 / 6)
-    assert scores.fast_p == pytest.approx({"0": 4 / 6, "0.5": 4 / 6, "0.8": 3 / 6, "1.0": 2 / 6, "1.2": 1 / 6,
+    # a kept reference scores 1x, what the run hands over, however slow its candidates were
+    assert scores.fast_p == pytest.approx({"0": 4 / 6, "0.5": 4 / 6, "0.8": 4 / 6, "1.0": 2 / 6, "1.2": 1 / 6,
                                            "1.5": 1 / 6, "2.0": 1 / 6})
-    assert scores.geomean_speedup == pytest.approx((2.5 * 1.1 * 1.0 * 0.6) ** 0.25)
+    assert scores.geomean_speedup == pytest.approx((2.5 * 1.1 * 1.0 * 1.0) ** 0.25)
     # against the fastest compile baseline (1.25x over eager) where one ran correctly, eager elsewhere
     by_key = {p.key: p for p in problems}
     assert by_key["level1/1_A"].vs_compile == pytest.approx(2.0) and by_key["level1/1_A"].compile_baseline
     assert by_key["level1/2_B"].vs_compile == pytest.approx(0.88)
     assert by_key["level1/3_C"].vs_compile == pytest.approx(1.0) and by_key["level1/3_C"].compile_baseline is None
+    assert (by_key["level2/1_D"].speedup, by_key["level2/1_D"].fastest_candidate) == (1.0, 0.6)
     assert scores.fast_p_vs_compile["1.0"] == pytest.approx(1 / 6)
     assert scores.per_level["1"]["fast_p"]["1.0"] == pytest.approx(2 / 3)
     assert scores.per_level["2"]["problems_scored"] == 3 and scores.per_level["2"]["correct"] == 1
@@ -47,3 +49,14 @@ def test_an_empty_suite_scores_nothing(tmp_path):
     scores, _ = suite_scores(ledger.problems())
     assert scores.problems == 0 and scores.geomean_speedup is None and scores.fast_p["1.0"] == 0.0
     assert scores.spend()["usd_per_improved"] is None
+
+
+def test_the_table_shows_a_kept_reference_at_1x_with_its_fastest_candidate_beside(tmp_path):
+    from kernelpro.suite.report_content import problem_rows
+
+    _, ledger = ledger_with(tmp_path, {"level2/1_D": {"level": 2, "result": run_summary(False, 0.48)},
+                                       "level1/1_A": {"level": 1, "result": run_summary(True, 2.5)}})
+    rows = ledger.problems()
+    table = {row[0]: row for row in problem_rows(rows, suite_scores(rows)[1])}
+    assert table["level2/1_D"][1:3] == ("kept the reference", "1.00x (the reference; fastest candidate 0.48x)")
+    assert table["level1/1_A"][1:3] == ("improved", "2.50x")
