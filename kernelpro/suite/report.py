@@ -21,8 +21,8 @@ from kernelpro.suite.scores import suite_scores
 SCORE_HEADER = ("score", "against eager", "against the fastest torch.compile")
 NOTE = ("fast_p: the share of all scored problems that are correct and more than p times faster than the baseline "
         "(KernelBench's definition). A problem's best counts only when the finalists' re-judgment finds it faster; "
-        "otherwise it keeps the reference, at 1x (the table gives its fastest candidate beside). Failed problems count as "
-        "incorrect; degenerate problems are listed apart and not scored.")
+        "otherwise it keeps the reference, at 1x (the table gives its fastest candidate beside). Failed problems "
+        "count as incorrect; degenerate problems are listed apart and not scored.")
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
