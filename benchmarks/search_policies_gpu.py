@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.openai_server import Completion, OpenAIServer  # noqa: E402
+from benchmarks.replayed_agents import loopback_environment, replay  # noqa: E402
+from tests.support.openai_server import OpenAIServer  # noqa: E402
 
 INPUTS = ROOT / "benchmarks" / "inputs" / "search_policies"
 CASES = ("L1_T001", "L2_T001", "L3_T016")  # a matmul, a fused conv block, a small network
@@ -48,39 +49,6 @@ def prepare(cases_dir: Path) -> None:
         print(f"prepared {target}")
 
 
-def role_of(body: dict) -> str:
-    system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
-    for role in ("planner", "coder", "profiler-interpreter", "critic"):
-        if f"You are the {role}" in str(system):
-            return role
-    return "critic"
-
-
-def replay(server: OpenAIServer, candidates: list[str]) -> None:
-    coded = iter(range(10_000))
-    plan = {"analysis": "replayed", "ideas": [
-        {"title": f"idea {i}", "description": f"rewrite the hot path, variant {i}", "rationale": "replayed",
-         "techniques": ["fusion" if i % 2 else "tiling"], "expected_speedup": 1.5 + 0.25 * i} for i in range(3)]}
-
-    def respond(body: dict) -> Completion:
-        role = role_of(body)
-        if role == "planner":
-            return Completion(f"Plan:\n```json\n{json.dumps(plan)}\n```", prompt_tokens=2000, completion_tokens=300)
-        if role == "coder":
-            source = candidates[next(coded) % len(candidates)]
-            answer = {"summary": "a replayed CUDA-L1 kernel", "code": "@python:1"}
-            return Completion(f"```python\n{source.rstrip()}\n```\n```json\n{json.dumps(answer)}\n```",
-                              prompt_tokens=3000, completion_tokens=400)
-        if role == "profiler-interpreter":
-            reading = {"limiter": "replayed", "evidence": ["replayed"], "next_steps": ["replayed"]}
-            return Completion(f"```json\n{json.dumps(reading)}\n```", prompt_tokens=1500, completion_tokens=100)
-        review = {"verdict": "credible", "risks": [], "supports_idea": True, "techniques": ["fusion"],
-                  "lesson": "replayed"}
-        return Completion(f"```json\n{json.dumps(review)}\n```", prompt_tokens=1500, completion_tokens=100)
-
-    server.responder = respond
-
-
 def run(out: Path, max_iters: int, batch: int, cases: list[str], policies: list[str], extra: list[str],
         device: str = "cuda") -> None:
     report: dict = {"device": device, "max_iters": max_iters, "batch_size": batch, "extra_args": extra, "runs": []}
@@ -90,12 +58,11 @@ def run(out: Path, max_iters: int, batch: int, cases: list[str], policies: list[
         candidates = [(folder / f"{v}.py").read_text() for v in ("first", "current")]
         for policy in policies:
             with OpenAIServer() as server, tempfile.TemporaryDirectory() as scratch:
-                replay(server, candidates)
+                coded = iter(range(10_000))
+                replay(server, lambda body, c=candidates, n=coded: c[next(n) % len(c)])
                 env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
-                env.update({"KERNELPRO_LLM__MODEL": "openai/test-model", "KERNELPRO_LLM__API_BASE": server.base_url,
-                            "KERNELPRO_LLM__API_KEY": "sk-loopback", "KERNELPRO_LLM__RETRY_BACKOFF_S": "0.01",
-                            "KERNELPRO_MEMORY__PATH": str(Path(scratch) / "memory"),
-                            "KERNELPRO_SEARCH__BATCH_SIZE": str(batch)})
+                env.update(loopback_environment(server, str(Path(scratch) / "memory")))
+                env["KERNELPRO_SEARCH__BATCH_SIZE"] = str(batch)
                 started = time.monotonic()
                 done = subprocess.run([sys.executable, "-m", "kernelpro.cli", "optimize", str(folder / "reference.py"),
                                        "--device", device, "--max-iters", str(max_iters), "--policy", policy,

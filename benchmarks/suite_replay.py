@@ -1,0 +1,146 @@
+"""`kernelpro suite run` with a model, over real KernelBench problems, the model replayed: every agent is played
+by the loopback OpenAI-compatible test server, and the coder's candidates are the real LLM-written kernels
+CUDA-L1 released for each task (its first and its current version, in turn; see ``replayed_agents.py``).
+
+    python benchmarks/suite_replay.py prepare [--cases-dir benchmarks/inputs/real_candidates]
+    python benchmarks/suite_replay.py run --out OUT [--levels 1 2] [--max-iters 2] [--time-budget 9m]
+        [--problems L1_T001 ...] [--device cpu]  (cpu: a smoke test of the script; the kernels need CUDA)
+
+``prepare`` (here, from the cases ``judge_real_candidates.py prepare`` made) writes, gitignored,
+``benchmarks/inputs/suite_replay/problems/L1_T001.py`` (the KernelBench reference, named after its level and
+task) and ``.../candidates/L1_T001/{first,current}.py``. ``run`` (on the GPU host) starts the server, then one
+suite over the problems of ``--levels`` with the search's default policy, the planner, coder, profiler-interpreter
+and critic all asking the server; it writes under OUT ``suite_replay.json`` (the command, the suite's JSON
+object, wall time, the model requests by role, requests whose problem had no replayed candidate) and
+``suite_replay.log``, plus the suite directory ``suite/`` (reports, ledger, every run). This shows the suite and
+the whole agent graph at work on a GPU with real kernels; two candidates per task are not evidence of what a
+model would find.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.replayed_agents import loopback_environment, problem_of, replay, role_of  # noqa: E402
+from tests.support.openai_server import OpenAIServer  # noqa: E402
+
+INPUTS = ROOT / "benchmarks" / "inputs" / "suite_replay"
+VERSIONS = ("first", "current")
+
+
+def prepare(cases_dir: Path) -> None:
+    """One problem file per task that has a first and a current CUDA-L1 candidate."""
+    tasks = sorted({p.name.split("_", 1)[1] for p in cases_dir.glob("*_L*_T*") if p.is_dir()})
+    made = 0
+    for task in tasks:
+        folders = {v: cases_dir / f"{v}_{task}" for v in VERSIONS}
+        if not all((f / "candidate.py").is_file() for f in folders.values()):
+            continue
+        (INPUTS / "problems").mkdir(parents=True, exist_ok=True)
+        (INPUTS / "problems" / f"{task}.py").write_text((folders["current"] / "reference.py").read_text())
+        target = INPUTS / "candidates" / task
+        target.mkdir(parents=True, exist_ok=True)
+        for version, folder in folders.items():
+            (target / f"{version}.py").write_text((folder / "candidate.py").read_text())
+        made += 1
+    print(f"{made} problems with replayed candidates under {INPUTS}")
+
+
+class Replayer:
+    """The coder's answers, per problem: its candidates in turn; counts what was asked."""
+
+    def __init__(self, candidates: dict[str, list[str]], fallback: str) -> None:
+        self.candidates, self.fallback = candidates, fallback
+        self.served: collections.Counter[str] = collections.Counter()
+        self.roles: collections.Counter[str] = collections.Counter()
+        self.unknown: collections.Counter[str] = collections.Counter()
+
+    def count(self, body: dict) -> None:
+        self.roles[role_of(body)] += 1
+
+    def pick(self, body: dict) -> str:
+        name = problem_of(body) or "?"
+        mine = self.candidates.get(name)
+        if not mine:  # a problem without replayed code: the coder answers with a candidate that fails to load
+            self.unknown[name] += 1
+            return self.fallback
+        source = mine[self.served[name] % len(mine)]
+        self.served[name] += 1
+        return source
+
+
+def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: str, profile: bool,
+        only: list[str] | None = None) -> None:
+    problems = sorted(p for p in (INPUTS / "problems").glob("L*_T*.py")
+                      if int(p.stem[1]) in levels and (not only or p.stem in only))
+    if not problems:
+        sys.exit(f"no problems under {INPUTS / 'problems'}; run `prepare` first, and carry {INPUTS}")
+    chosen = Path(tempfile.mkdtemp(prefix="suite-replay-"))  # the levels asked for, as one source directory
+    for path in problems:
+        (chosen / path.name).write_text(path.read_text())
+    candidates = {p.stem: [(INPUTS / "candidates" / p.stem / f"{v}.py").read_text() for v in VERSIONS]
+                  for p in problems}
+    replayer = Replayer(candidates, "raise RuntimeError('no replayed candidate for this problem')\n")
+    out.mkdir(parents=True, exist_ok=True)
+    with OpenAIServer() as server, tempfile.TemporaryDirectory() as scratch:
+        replay(server, replayer.pick)
+        answer = server.responder
+        server.responder = lambda body: (replayer.count(body), answer(body))[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
+        env.update(loopback_environment(server, str(Path(scratch) / "memory")))
+        env.update({"KERNELPRO_SUITE__BASELINES": json.dumps(["eager", "compile_default"]),
+                    "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120"})
+        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(chosen), "--device", device,
+                   "--max-iters", str(max_iters), "--time-budget", time_budget, "--runs-dir", str(out / "suite"),
+                   "--json"] + ([] if profile else ["--no-profile"])
+        started = time.monotonic()
+        with (out / "suite_replay.log").open("w") as log:
+            done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
+        wall = time.monotonic() - started
+    lines = done.stdout.strip().splitlines()
+    result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
+    record = {"command": " ".join(command[1:]), "problems": [p.stem for p in problems], "exit_code": done.returncode,
+              "wall_seconds": round(wall, 1), "model_requests": dict(replayer.roles),
+              "candidates_served": dict(replayer.served), "problems_without_candidates": dict(replayer.unknown),
+              "suite": result}
+    (out / "suite_replay.json").write_text(json.dumps(record, indent=1) + "\n")
+    if result is None:
+        sys.exit(f"the suite failed (exit {done.returncode}); see {out / 'suite_replay.log'}")
+    print(f"{result['problems']} problems, {result['improved']} improved; fast_p {result['fast_p']}, geomean "
+          f"{result['geomean_speedup']}; GPU {result['gpu_seconds'] / 60:.1f} min, wall {wall / 60:.1f} min; "
+          f"model requests {dict(replayer.roles)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    prep = sub.add_parser("prepare")
+    prep.add_argument("--cases-dir", type=Path, default=ROOT / "benchmarks" / "inputs" / "real_candidates")
+    go = sub.add_parser("run")
+    go.add_argument("--out", type=Path, required=True)
+    go.add_argument("--levels", type=int, nargs="+", default=[1, 2])
+    go.add_argument("--max-iters", type=int, default=2, help="Candidates judged per problem.")
+    go.add_argument("--time-budget", default="9m", help="The suite's wall time; no problem starts after it.")
+    go.add_argument("--device", default="cuda", help="cpu for a smoke test of the script itself")
+    go.add_argument("--profile", action="store_true", help="Profile candidates with ncu (slower).")
+    go.add_argument("--problems", nargs="+", help="Only these problems (e.g. L1_T001 L2_T033).")
+    args = parser.parse_args()
+    if args.command == "prepare":
+        prepare(args.cases_dir)
+    else:
+        run(args.out, args.levels, args.max_iters, args.time_budget, args.device, args.profile, args.problems)
+
+
+if __name__ == "__main__":
+    main()
