@@ -80,12 +80,16 @@ def trace_call(fn: Callable[..., Any], args: list[Any]) -> CallTrace:
         fn(*args)
         marker.fill_(8.0)
         torch.cuda.synchronize()
+    return parse_trace(trace_events(prof))
+
+
+def trace_events(prof: Any) -> list[dict[str, Any]]:
+    """A finished torch profiler's events, as its Chrome trace lists them."""
     with tempfile.TemporaryDirectory() as tmp:
         trace_path = os.path.join(tmp, "trace.json")
         prof.export_chrome_trace(trace_path)
         with open(trace_path) as handle:
-            events = json.load(handle).get("traceEvents", [])
-    return parse_trace(events)
+            return json.load(handle).get("traceEvents", [])
 
 
 def parse_trace(events: list[dict[str, Any]]) -> CallTrace:

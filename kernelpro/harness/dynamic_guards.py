@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,6 +12,7 @@ import psutil
 import torch
 
 from kernelpro.harness import cuda_driver
+from kernelpro.harness.call_trace import trace_events
 from kernelpro.harness.compare import flatten
 from kernelpro.harness.result import GuardFinding
 
@@ -124,11 +123,7 @@ def streams_used(fn: Callable[..., Any], args: list[Any]) -> tuple[int | None, s
         marker.fill_(7.0)
         fn(*args)
         torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as tmp:
-        trace_path = os.path.join(tmp, "trace.json")
-        prof.export_chrome_trace(trace_path)
-        with open(trace_path) as handle:
-            events = json.load(handle).get("traceEvents", [])
+    events = trace_events(prof)
     gpu = sorted((e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
                   and "stream" in e.get("args", {})), key=lambda e: e.get("ts", 0))
     if not gpu:

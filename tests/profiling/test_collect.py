@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from kernelpro.harness.limited_run import run_limited
 from kernelpro.tools.profiling import ncu_errors
 from kernelpro.tools.profiling.collect import (
     NVTX_RANGE,
     ProfileResult,
     profile_command,
     profile_problem,
-    run_limited,
     torch_profile_problem,
     with_clocks,
 )

@@ -6,9 +6,6 @@ CUTLASS's headers are on the include path whenever the ``nvidia-cutlass`` wheel 
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -17,6 +14,7 @@ from kernelpro.config import CompileSettings
 from kernelpro.harness.compile import diagnostics, resources
 from kernelpro.harness.compile.result import CompileRequest, CompileResult, failed
 from kernelpro.harness.compile.toolchain import Toolchain, detect, resolve_arch
+from kernelpro.harness.limited_run import run_limited
 
 
 def command(nvcc: str, request: CompileRequest, arch: str, include_dirs: list[str], output: str) -> list[str]:
@@ -33,18 +31,8 @@ def command(nvcc: str, request: CompileRequest, arch: str, include_dirs: list[st
 
 def _run(cmd: list[str], cwd: str, timeout_s: float) -> tuple[int | None, str]:
     """Run nvcc in its own process group, so a timeout also ends cicc and ptxas. None: timed out."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-        return proc.returncode, out.decode("utf-8", errors="replace")
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        out, _ = proc.communicate()
-        return None, out.decode("utf-8", errors="replace")
+    code, out, _ = run_limited(cmd, cwd, None, timeout_s)
+    return code, out
 
 
 def compile_nvcc(request: CompileRequest, settings: CompileSettings | None = None,

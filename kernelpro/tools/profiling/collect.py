@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import secrets
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kernelpro.harness.limited_run import run_limited
 from kernelpro.harness.sandbox import worker_environment
 from kernelpro.tools.profiling import ncu_errors
 from kernelpro.tools.profiling.metrics import KernelMetrics
@@ -78,24 +75,6 @@ class ProfileResult(BaseModel):
     error_kind: str | None = None
     error: str | None = None
     warnings: list[str] = Field(default_factory=list)
-
-
-def run_limited(cmd: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[int | None, str, float]:
-    """Run in a new process group, killed whole at the time limit. Returns (exit code or None, output, seconds)."""
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        out, _ = proc.communicate()
-        code = None
-    return code, out.decode("utf-8", errors="replace"), time.monotonic() - started
 
 
 def with_clocks(result: ProfileResult) -> ProfileResult:
