@@ -154,7 +154,8 @@ def stop_reason(state: OptimizeState, ctx: OptimizeContext) -> tuple[str, str] |
     """
     budgets = ctx.budgets
     if state.get("iteration", 0) >= budgets.max_iters:
-        return f"iteration budget reached ({budgets.max_iters} candidates judged)", "completed"
+        judged = f"{budgets.max_iters} candidate{'s' if budgets.max_iters != 1 else ''} judged"
+        return f"iteration budget reached ({judged})", "completed"
     if budgets.time_s is not None and state.get("elapsed_s", 0.0) >= budgets.time_s:
         return f"time budget spent ({state.get('elapsed_s', 0.0):.0f} s of {budgets.time_s:.0f} s)", "stopped"
     if budgets.gpu_s is not None and state.get("gpu_s", 0.0) >= budgets.gpu_s:
