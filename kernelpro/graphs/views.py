@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kernelpro.agents.templates import fence
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import CALL_WORDS
 from kernelpro.problem import Problem
@@ -109,7 +110,7 @@ def variants_code(tree: VariantTree, token_budget: int) -> str:
             parts.append(f"{label}\n(code left out: {len(variant.source)} characters over the prompt's budget)")
             continue
         left -= len(variant.source)
-        parts.append(f"{label}\n```python\n{variant.source.strip()}\n```")
+        parts.append(f"{label}\n{fence(variant.source.strip())}")
     return "\n\n".join(parts) or "none yet: this is the first attempt"
 
 
