@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kernelpro.agents.templates import fence
@@ -14,6 +15,7 @@ from kernelpro.search.tree import Variant, VariantTree, speedup_text
 if TYPE_CHECKING:
     from kernelpro.graphs.context import OptimizeContext
     from kernelpro.graphs.state import OptimizeState
+    from kernelpro.search.recipes import Recipe
 
 
 def variant_label(variant: Variant) -> str:
@@ -112,6 +114,11 @@ def variants_code(tree: VariantTree, token_budget: int) -> str:
         left -= len(variant.source)
         parts.append(f"{label}\n{fence(variant.source.strip())}")
     return "\n\n".join(parts) or "none yet: this is the first attempt"
+
+
+def recipes_text(recipes: Sequence[Recipe]) -> str:
+    """The recipes the planner may pick, one line each: the name to give as the idea's title, and what it does."""
+    return "\n".join(f"- `{r.name}`: {r.idea}" for r in recipes) or "none apply here"
 
 
 def recipe_lesson(variant: Variant, problem: str, gpu: str) -> str:
