@@ -40,6 +40,8 @@ class PlannerInput(BaseModel):
     leaderboard_heading: str = "Earlier variants, fastest first (speedup over the reference; failures say why)"
     """What the leaderboard ranks by: the run's objective (``search.objective``)."""
     variants_code: str = "none yet"
+    recipes: str = "none apply here"
+    """The built-in recipes that apply to this variant, one line each (``graphs.views.recipes_text``)."""
     lessons: str
     max_ideas: int = 4
 

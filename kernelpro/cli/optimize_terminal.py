@@ -37,9 +37,18 @@ class Progress:
             self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
         best = f"{speedup_text(self.best[1], self.best[2])} ({self.best[0]})" if self.best else "none faster yet"
         for event in values.get("events") or []:
-            self.console.print(f"[bold cyan]{node:>11}[/] {escape(event)}  [dim]| best {best} | "
+            self.console.print(f"[bold cyan]{node:>11}[/] {escape(without_node(node, event))}  [dim]| best {best} | "
                                f"{self.judged}/{self.max_iters} judged | ${self.usd:.3f} | GPU {self.gpu_s:.0f} s[/]",
                                soft_wrap=True, highlight=False)
+
+
+def without_node(node: str, event: str) -> str:
+    """The event without its leading node name (``plan from ...`` under ``plan`` reads ``from ...``): the line's
+    first column names the node already."""
+    head, _, rest = event.partition(" ")
+    if head.rstrip(":") != node or not rest:
+        return event
+    return rest
 
 
 def editor_in_use() -> str | None:

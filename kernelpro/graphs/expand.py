@@ -20,10 +20,17 @@ from kernelpro.agents.protocol import MalformedReply
 from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.state import OptimizeState
-from kernelpro.graphs.views import LEADERBOARD_HEADINGS, leaderboard_text, variant_label, variant_summary, variants_code
+from kernelpro.graphs.views import (
+    LEADERBOARD_HEADINGS,
+    leaderboard_text,
+    recipes_text,
+    variant_label,
+    variant_summary,
+    variants_code,
+)
 from kernelpro.llm import BudgetExceeded
 from kernelpro.search.priors import rank_priors
-from kernelpro.search.recipes import recipe_expansions
+from kernelpro.search.recipes import Recipe, recipe_expansions
 from kernelpro.search.tree import Idea, VariantTree
 
 NO_MODEL_TO_EDIT = ("no language model is configured, so nobody can write an idea of yours; configure one "
@@ -45,8 +52,13 @@ def plan(state: OptimizeState, runtime: Ctx) -> Command[Literal["review_plan"]]:
 
 def _recipe_ideas(ctx: OptimizeContext, tree: VariantTree, parent_id: str) -> list[Idea]:
     found = recipe_expansions(tree, parent_id, ctx.device, ctx.settings.harness.tolerances)
-    ideas = [Idea(title=r.name, description=r.idea, origin=f"recipe:{r.name}", source=r.source) for r in found]
-    return rank_priors(ideas, base=[r.prior for r in found])
+    return rank_priors([_recipe_idea(r) for r in found], base=[r.prior for r in found])
+
+
+def _recipe_idea(recipe: Recipe, techniques: list[str] | None = None,
+                 expected_speedup: float | None = None) -> Idea:
+    return Idea(title=recipe.name, description=recipe.idea, origin=recipe.origin, source=recipe.source,
+                techniques=techniques or [], expected_speedup=expected_speedup)
 
 
 def _technique_scores(ctx: OptimizeContext) -> dict[str, float]:
@@ -62,19 +74,25 @@ def _llm_ideas(ctx: OptimizeContext, tree: VariantTree, parent_id: str) -> list[
     variant = tree.get(parent_id)
     profile = variant.profile_notes or variant.no_profile or "not profiled"
     lessons = ctx.memory.lessons(ctx.problem, variant.profile_notes or variant.idea) if ctx.memory else ""
+    recipes = {r.name: r for r in recipe_expansions(tree, parent_id, ctx.device, ctx.settings.harness.tolerances)}
     view = PlannerInput(problem_name=ctx.problem.name, problem_source=ctx.problem.source, device=ctx.device,
                         gpu=ctx.gpu, variant_label=variant_label(variant), variant_summary=variant_summary(variant),
                         profile=profile, leaderboard=leaderboard_text(tree),
                         **({"leaderboard_heading": LEADERBOARD_HEADINGS[tree.objective]}
                            if tree.objective in LEADERBOARD_HEADINGS else {}),
                         variants_code=variants_code(tree, ctx.settings.search.planner_code_tokens),
+                        recipes=recipes_text(list(recipes.values())),
                         lessons=lessons or "none yet", max_ideas=ctx.settings.search.ideas_per_plan)
     try:
         answer = make_plan(ctx.model("planner"), view, tools=ctx.tools_for("planner"), mode=ctx.tool_mode)
     except MalformedReply:
         return []
-    ideas = [Idea(title=i.title, description=i.render(), origin="llm", techniques=i.techniques,
-                  expected_speedup=i.expected_speedup) for i in answer.output.ideas]
+    ideas = []
+    for i in answer.output.ideas:  # a recipe picked by its name is judged as the recipe wrote it, no coder needed
+        recipe = recipes.get(i.title.strip().strip("`"))
+        ideas.append(_recipe_idea(recipe, i.techniques, i.expected_speedup) if recipe is not None else
+                     Idea(title=i.title, description=i.render(), origin="llm", techniques=i.techniques,
+                          expected_speedup=i.expected_speedup))
     return rank_priors(ideas, _technique_scores(ctx))
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kernelpro.agents.templates import fence
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import CALL_WORDS
 from kernelpro.problem import Problem
@@ -13,6 +15,7 @@ from kernelpro.search.tree import Variant, VariantTree, speedup_text
 if TYPE_CHECKING:
     from kernelpro.graphs.context import OptimizeContext
     from kernelpro.graphs.state import OptimizeState
+    from kernelpro.search.recipes import Recipe
 
 
 def variant_label(variant: Variant) -> str:
@@ -109,8 +112,13 @@ def variants_code(tree: VariantTree, token_budget: int) -> str:
             parts.append(f"{label}\n(code left out: {len(variant.source)} characters over the prompt's budget)")
             continue
         left -= len(variant.source)
-        parts.append(f"{label}\n```python\n{variant.source.strip()}\n```")
+        parts.append(f"{label}\n{fence(variant.source.strip())}")
     return "\n\n".join(parts) or "none yet: this is the first attempt"
+
+
+def recipes_text(recipes: Sequence[Recipe]) -> str:
+    """The recipes the planner may pick, one line each: the name to give as the idea's title, and what it does."""
+    return "\n".join(f"- `{r.name}`: {r.idea}" for r in recipes) or "none apply here"
 
 
 def recipe_lesson(variant: Variant, problem: str, gpu: str) -> str:
@@ -154,7 +162,8 @@ def stop_reason(state: OptimizeState, ctx: OptimizeContext) -> tuple[str, str] |
     """
     budgets = ctx.budgets
     if state.get("iteration", 0) >= budgets.max_iters:
-        return f"iteration budget reached ({budgets.max_iters} candidates judged)", "completed"
+        judged = f"{budgets.max_iters} candidate{'s' if budgets.max_iters != 1 else ''} judged"
+        return f"iteration budget reached ({judged})", "completed"
     if budgets.time_s is not None and state.get("elapsed_s", 0.0) >= budgets.time_s:
         return f"time budget spent ({state.get('elapsed_s', 0.0):.0f} s of {budgets.time_s:.0f} s)", "stopped"
     if budgets.gpu_s is not None and state.get("gpu_s", 0.0) >= budgets.gpu_s:

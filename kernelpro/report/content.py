@@ -21,7 +21,7 @@ def cost_text(usage: RoleUsage) -> str:
     return f"${usage.cost_usd:.4f}" if usage.priced else f"${usage.cost_usd:.4f} (unpriced)"
 
 
-def overview(run: RunSummary) -> list[tuple[str, str]]:
+def overview(run: RunSummary, tree: VariantTree) -> list[tuple[str, str]]:
     """The run at a glance, as (label, value) pairs."""
     ideas = run.idea_source if run.idea_source == "recipes" or not run.models else \
         f"llm ({', '.join(f'{role}: {model}' for role, model in run.models.items())})"
@@ -33,6 +33,7 @@ def overview(run: RunSummary) -> list[tuple[str, str]]:
         ("Started", run.started_at.isoformat(timespec="seconds")),
         ("Ended", run.ended_at.isoformat(timespec="seconds") if run.ended_at else "-"),
         ("Iterations", str(run.iterations)), ("Candidates judged", str(run.candidates_judged)),
+        ("Profiling", profiling(tree)),
         *([("Gate", f"{run.gate}: {run.gate_skipped} candidate(s) not measured, about {run.gate_saved_s:.1f} s of "
                     "judging saved")] if run.gate and run.gate != "measure_all" else []),
         *([("Objective", run.objective)] if run.objective != "time" else []),
@@ -41,6 +42,26 @@ def overview(run: RunSummary) -> list[tuple[str, str]]:
         *([("Best's energy", best_energy(run))] if run.best_variant_id and run.best_energy_ratio is not None
           else []),
     ]
+
+
+def profiling(tree: VariantTree) -> str:
+    """What was profiled (the reference, the correct candidates) and, where something was not, why: a run on a
+    CPU or with profiling off says here that its steps have no diagnosis behind them."""
+    root = tree.root
+    correct = [v for v in tree if v.parent_id is not None and v.speedup is not None]
+    profiled = [v for v in correct if v.profile_notes]
+    missing = [v for v in (root, *correct) if not v.profile_notes]
+    reasons = list(dict.fromkeys(_unprofiled_why(v) for v in missing))
+    if not root.profile_notes and not profiled:
+        return "skipped: " + "; ".join(reasons)
+    done = ["the reference"] if root.profile_notes else []
+    if correct:
+        done.append(f"{len(profiled)} of {len(correct)} correct candidate{'s' if len(correct) != 1 else ''}")
+    return " and ".join(done) + (f" (not profiled: {'; '.join(reasons)})" if missing else "")
+
+
+def _unprofiled_why(variant: Variant) -> str:
+    return (variant.no_profile or "no reason recorded").removeprefix("not profiled: ")
 
 
 def best_energy(run: RunSummary) -> str:

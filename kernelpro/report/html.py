@@ -35,7 +35,7 @@ def render_html(run: RunSummary, tree: VariantTree, png: bytes) -> str:
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>kernelpro run {escape(run.run_id)}</title><style>{STYLE}</style></head><body>",
         f"<h1>kernelpro run {escape(run.run_id)}: {escape(run.problem)}</h1>",
-        _table(content.overview(run)),
+        _table(content.overview(run, tree)),
         f'<img alt="speedup over iterations" src="data:image/png;base64,{base64.b64encode(png).decode()}">',
         "<h2>Variants</h2>", f"<pre>{escape(tree.render_ascii())}</pre>", "<h2>Steps</h2>",
     ]

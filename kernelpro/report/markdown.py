@@ -18,7 +18,7 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 
 def render_markdown(run: RunSummary, tree: VariantTree, plot_name: str) -> str:
     best = tree.best()
-    lines = [f"# kernelpro run {run.run_id}: {run.problem}", "", *_table(("", ""), content.overview(run)), "",
+    lines = [f"# kernelpro run {run.run_id}: {run.problem}", "", *_table(("", ""), content.overview(run, tree)), "",
              f"![speedup over iterations]({plot_name})", "", "## Variants", "", "```",
              tree.render_ascii(), "```", "", "## Steps", ""]
     for step in content.steps(tree):

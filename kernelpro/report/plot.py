@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-from kernelpro.search.tree import VariantTree
+from kernelpro.search.tree import Variant, VariantTree
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # One colour per verdict, so failures of different kinds stand apart.
 VERDICT_COLOURS = {
@@ -13,8 +17,10 @@ VERDICT_COLOURS = {
 }
 
 
-def speedup_png(tree: VariantTree, title: str = "") -> bytes:
-    """A PNG: correct variants at their speedup, the others on the zero line, coloured by verdict."""
+def speedup_figure(tree: VariantTree, title: str = "") -> Figure:
+    """Correct variants at their speedup, the others on the zero line, coloured by verdict; the best correct
+    candidate so far as a step line drawn to the right edge (so even one candidate shows it); whole iterations
+    on the x axis."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: files only
@@ -29,20 +35,35 @@ def speedup_png(tree: VariantTree, title: str = "") -> bytes:
         if points:
             axes.scatter([v.iteration for v in points], [v.speedup or 0.0 for v in points], color=colour,
                          label=verdict, zorder=3, s=28, marker="o" if verdict == "ok" else "x")
-    iterations = sorted({v.iteration for v in judged})
-    best, curve = 0.0, []
-    for iteration in iterations:
-        best = max([best, *(v.speedup or 0.0 for v in judged if v.iteration == iteration)])
-        curve.append(best)
-    if iterations:
-        axes.step(iterations, curve, where="post", color="#1f5fa8", label="best so far", zorder=2)
+    last = max([1, *(v.iteration for v in judged)])
+    curve = best_so_far(judged)
+    if curve:
+        xs, ys = [x for x, _ in curve] + [last + 0.5], [y for _, y in curve] + [curve[-1][1]]
+        axes.step(xs, ys, where="post", color="#1f5fa8", linewidth=2, label="best so far", zorder=4)
     axes.axhline(1.0, color="#888888", linestyle="--", linewidth=1, label="reference")
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlim(-0.5, last + 0.5)  # room for at least two whole iterations, so no tick falls between them
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
     axes.set_xlabel("iteration")
     axes.set_ylabel("speedup over the reference (x)")
     axes.set_title(title or "speedup")
     axes.grid(True, alpha=0.3)
     axes.legend(loc="upper left", fontsize=8)
+    return figure
+
+
+def best_so_far(judged: list[Variant]) -> list[tuple[int, float]]:
+    """(iteration, the best correct speedup up to it), from the first iteration with a correct candidate."""
+    curve: list[tuple[int, float]] = []
+    for iteration in sorted({v.iteration for v in judged}):
+        speedups = [v.speedup for v in judged if v.iteration == iteration and v.speedup is not None]
+        best = max([*speedups, *([curve[-1][1]] if curve else [])], default=None)
+        if best is not None:
+            curve.append((iteration, best))
+    return curve
+
+
+def speedup_png(tree: VariantTree, title: str = "") -> bytes:
+    """The speedup figure as PNG bytes."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", bbox_inches="tight")
+    speedup_figure(tree, title).savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()

@@ -9,7 +9,7 @@ from kernelpro.agents.planner import PlannerInput, make_plan
 from kernelpro.agents.protocol import FINAL_ANSWER
 from kernelpro.agents.replies import fenced_blocks
 from kernelpro.agents.templates import fence, render
-from kernelpro.graphs.views import measurement_text
+from kernelpro.graphs.views import measurement_text, variants_code
 from kernelpro.harness.result import EvalResult
 from kernelpro.search.tree import VariantTree
 from tests.conftest import problem
@@ -87,3 +87,11 @@ def test_the_interpreter_is_shown_the_measurement_not_the_idea_again():
     measured = next(line for line in prompt.splitlines() if line.startswith("Measured:"))
     assert "fuse relu and scale" not in measured and "1.50x" in measured
     assert measurement_text(tree.root).startswith("the PyTorch reference")
+
+
+def test_the_planners_code_of_the_fastest_variants_keeps_each_source_in_one_block():
+    tree = VariantTree.with_root(TRICKY)
+    variant = tree.spawn(tree.root.id, TRICKY.replace("Model(", "ModelNew("), "rename", "llm")
+    variant.record(EvalResult(status="ok", correct=True, speedup=1.2, speedup_ci95=(1.1, 1.3), speed_verdict="faster"))
+    (block,) = fenced_blocks(variants_code(tree, 10_000))  # the leaderboard's one variant, its docstring inside
+    assert block.lang == "python" and block.closed and block.text == variant.source.rstrip()

@@ -65,10 +65,12 @@ def test_the_report_says_what_the_gate_skipped_and_saved():
 
     from kernelpro.report.content import overview
     from kernelpro.report.summary import RunSummary
+    from kernelpro.search.tree import VariantTree
 
     run = RunSummary(run_id="r", problem="p", device="cuda", idea_source="llm", status="completed",
                      started_at=datetime.now(timezone.utc), gate="forecast-select (model_free)", gate_skipped=6,
                      gate_saved_s=12.5)
     assert ("Gate", "forecast-select (model_free): 6 candidate(s) not measured, about 12.5 s of judging saved") \
-        in overview(run)
-    assert "Gate" not in dict(overview(run.model_copy(update={"gate": "measure_all"})))
+        in overview(run, VariantTree.with_root(PROBLEM.source))
+    assert "Gate" not in dict(overview(run.model_copy(update={"gate": "measure_all"}),
+                                       VariantTree.with_root(PROBLEM.source)))

@@ -355,3 +355,23 @@ def test_a_run_killed_after_one_verdict_of_its_batch_judges_only_the_rest(settin
     assert context.evaluate.stats.judged == 2
     events = " ".join(state["events"])
     assert "recovered from the run directory" in events
+
+
+
+def test_the_planner_is_shown_the_recipes_and_one_it_picks_is_queued_as_written(settings, tmp_path):
+    from types import SimpleNamespace
+
+    from kernelpro.graphs.expand import plan
+    from kernelpro.search.recipes import recipes_for
+    from tests.conftest import problem
+
+    agents = scripted_agents(planner=[plan_reply("`inference_mode`", "fuse the two relus")])
+    context = make_context(settings, tmp_path, agents)
+    tree = VariantTree.with_root(context.problem.source)
+    command = plan({"variants": tree.to_state(), "planning": [tree.root.id]}, SimpleNamespace(context=context))
+    shown = agents["planner"].requests[0].text
+    assert "## Built-in recipes for this variant" in shown and "- `inference_mode`: run the forward under" in shown
+    picked, own = VariantTree.from_state({**tree.to_state(), **command.update["variants"]}).root.ideas
+    recipe = next(r for r in recipes_for(problem("repeated_relu"), "cpu") if r.name == "inference_mode")
+    assert (picked.origin, picked.source, picked.description) == ("recipe:inference_mode", recipe.source, recipe.idea)
+    assert own.origin == "llm" and own.source is None  # the coder writes the planner's own idea

@@ -7,6 +7,7 @@ kernels, each streaming the whole 4096x8192 float32 tensor), as committed under 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -128,3 +129,7 @@ def test_every_hot_kernel_is_diagnosed():
     kernels = [edited(planted(n), **{"gpu__time_duration.sum": 100_000.0}) for n in names]
     result = diagnose_program(kernels, GPU)
     assert len(result.kernels) == 7 and all(g.diagnosis is not None for g in result.kernels)  # each 14%
+    for group in result.kernels:  # each with its roof and its distance from it, none left without a word
+        text = group.diagnosis.render()
+        assert re.search(r"Nearest roof: .+ at [\d.]+% of peak \([\d.]+% from it\)", text), group.name
+        assert "No bottleneck found" not in text, group.name

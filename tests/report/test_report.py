@@ -100,3 +100,26 @@ def test_a_run_with_nothing_judged_still_reports(tmp_path):
     assert "| Best | no improvement: keep the reference" in text and "Best candidate" not in text
     assert "## No improvement: keep the reference." in text
     assert paths.plot.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_a_cpu_run_says_profiling_was_skipped_and_why(tmp_path):
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    why = "not profiled: Nsight Compute profiles need a GPU"
+    tree.root.no_profile = why
+    child = tree.spawn(tree.root.id, candidate("honest_scale_relu"), "inference mode", "recipe:inference_mode", 1)
+    child.record(EvalResult(status="ok", correct=True, speedup=0.9, speedup_ci95=[0.8, 1.0], speed_verdict="slower"))
+    child.no_profile = why
+    run = RunSummary(run_id="r2", problem="scale_relu", device="cpu", idea_source="recipes", status="completed",
+                     started_at=datetime.now(timezone.utc))
+    paths = write_report(run, tree, tmp_path)
+    assert "| Profiling | skipped: Nsight Compute profiles need a GPU |" in paths.markdown.read_text()
+    assert "skipped: Nsight Compute profiles need a GPU" in paths.html.read_text()
+
+
+def test_the_report_says_what_was_profiled_and_why_the_rest_was_not(tmp_path):
+    run, tree, ids = run_and_tree()
+    tree.get(ids["fused"]).profile_notes = "memory_bound: one pass"
+    tree.get(ids["graphed"]).no_profile = "the profiler saw no kernel"
+    text = write_report(run, tree, tmp_path).markdown.read_text()
+    assert ("| Profiling | the reference and 1 of 2 correct candidates (not profiled: the profiler saw no kernel) |"
+            in text)
