@@ -19,9 +19,9 @@ from rich.markup import escape
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import device_or_fail, objective_or_fail, problem_or_fail
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
-from kernelpro.cli.run_outputs import write_outputs
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK
+from kernelpro.graphs.run_outputs import write_outputs
 
 NO_LLM_NOTICE = (
     "No language model is configured, so kernelpro runs its built-in recipes {recipes}. To let the agents write "

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kernelpro.agents.forecaster import LLMForecaster
 from kernelpro.agents.protocol import FINAL_ANSWER
-from kernelpro.cli.run_outputs import _gate_summary
 from kernelpro.forecast.gate import SKIPPED, ForecastGate, skipped
+from kernelpro.graphs.run_outputs import _gate_summary
 from kernelpro.search.tree import VariantTree
 from tests.graphs.helpers import HONEST, WRONG, code_reply, make_context, plan_reply, review_reply, run, scripted_agents
 from tests.support.scripted_model import ScriptedChatModel, tool_call
