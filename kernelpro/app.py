@@ -292,4 +292,5 @@ def build_gate(settings: Settings, gpu: str, meter: Any = None) -> Gate:
     specs = lookup(gpu) if gpu and gpu != "cpu" else None
     return ForecastGate(forecaster, config.gate, select_k=config.select_k, confidence=config.confidence,
                         threshold=config.threshold, bandwidth_gbs=specs.memory_bandwidth_gbs if specs else None,
-                        compile_settings=settings.compile if config.kernel_stats else None)
+                        compile_settings=settings.compile if config.kernel_stats else None,
+                        objective=settings.search.objective)

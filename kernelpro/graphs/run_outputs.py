@@ -46,7 +46,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
         llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
                                    tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
                    for role, u in usage.get("by_role", {}).items()},
-        gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate.name, tree),
+        gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate, tree),
         objective=tree.objective, **_energy_facts(best, tree),
     )
     paths = write_report(summary, tree, files.root)
@@ -61,7 +61,8 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
             "idea_source": summary.idea_source, "search_policy": summary.search_policy,
             "gpu_seconds": round(summary.gpu_seconds, 3), "wall_seconds": summary.wall_seconds,
-            "gate": summary.gate, "gate_skipped": summary.gate_skipped, "gate_saved_s": round(summary.gate_saved_s, 2),
+            "gate": summary.gate, "gate_ranking": summary.gate_ranking, "gate_skipped": summary.gate_skipped,
+            "gate_saved_s": round(summary.gate_saved_s, 2),
             "objective": summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
             "summary": str(files.root / "summary.json")}
     tmp = files.root / "summary.json.tmp"
@@ -106,14 +107,17 @@ def _scoring_facts(tree: Any, best: Any) -> dict[str, Any]:
             "degenerate": f"{degenerate['reason']}: {degenerate['message']}" if degenerate else None}
 
 
-def _gate_summary(gate: str, tree: Any) -> dict[str, Any]:
-    """How many candidates the gate set aside, and the judging time that saved at this run's mean."""
+def _gate_summary(gate: Any, tree: Any) -> dict[str, Any]:
+    """The gate, what its choice rests on (a forecast gate: predicted speed, and under an energy objective the
+    equal-power assumption), how many candidates it set aside, and the judging time that saved at this run's
+    mean."""
     from kernelpro.forecast.gate import skipped
 
     judged = [v.result.get("elapsed_s") or 0.0 for v in tree if v.kind != "reference" and v.result is not None]
     mean = sum(judged) / len(judged) if judged else 0.0
     count = len(skipped(tree))
-    return {"gate": gate, "gate_skipped": count, "gate_saved_s": count * mean}
+    return {"gate": gate.name, "gate_ranking": getattr(gate, "ranking", ""), "gate_skipped": count,
+            "gate_saved_s": count * mean}
 
 
 def _no_improvement_reason(tree: Any) -> str:

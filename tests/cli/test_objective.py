@@ -13,11 +13,13 @@ from typer.testing import CliRunner
 from kernelpro.cli import app
 from kernelpro.cli.inputs import objective_or_fail
 from kernelpro.exit_codes import BAD_INPUT
+from kernelpro.forecast.gate import ForecastGate
 from kernelpro.graphs.run_files import RunFiles
 from kernelpro.graphs.run_outputs import write_outputs
 from kernelpro.harness.energy import unavailable
 from kernelpro.suite.job import JobSpec, optimize_command
 from tests.conftest import DATA
+from tests.forecast.test_gate import Fixed
 from tests.graphs.helpers import make_context
 from tests.search.test_objective import FASTER_HUNGRIER, SLOWER_LEANER, trade_off, tree_of, verdict
 
@@ -76,8 +78,9 @@ def test_a_suite_passes_its_objective_to_every_run(tmp_path):
     assert "--objective" not in optimize_command(JobSpec(**fields))
 
 
-def _summary(settings, tmp_path, objective: str, tree=None) -> dict:
+def _summary(settings, tmp_path, objective: str, tree=None, gate=None) -> dict:
     context = make_context(settings, tmp_path / objective, None, problem_name="scale_relu")
+    context.gate = gate or context.gate
     try:
         files = RunFiles.create(tmp_path / objective / "out", "run-x", {"problem_path": str(PROBLEM)})
         tree = tree if tree is not None else trade_off(objective)
@@ -116,3 +119,11 @@ def test_a_run_that_keeps_the_reference_still_reports_the_references_joules_and_
     assert (kept["reference_energy_j"], kept["reference_power_w"]) == (0.02, 520.0)  # the fastest's verdict
     written = tmp_path / "energy" / "out" / "run-x" / "summary.json"
     assert kept["summary"] == str(written) and json.loads(written.read_text()) == kept
+
+
+def test_the_summary_and_report_say_a_speed_forecast_gate_assumes_equal_power_under_energy(settings, tmp_path):
+    gated = _summary(settings, tmp_path, "energy", gate=ForecastGate(Fixed(), "select", objective="energy"))
+    said = "ranked by predicted speed; under energy this assumes equal power (energy ratio = time ratio)"
+    assert gated["gate"] == "forecast-select (fixed)" and gated["gate_ranking"] == said
+    report = (tmp_path / "energy" / "out" / "run-x" / "report.md").read_text()
+    assert f"judging saved ({said}) |" in report
