@@ -151,6 +151,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
         if context.uses_llm and context.tool_calling:
             out.print(f"agents call tools by {escape(context.tool_calling)}", soft_wrap=True)
+        if forecaster_calling := getattr(getattr(context.gate, "forecaster", None), "tool_calling", ""):
+            out.print(f"the forecaster calls tools by {escape(forecaster_calling)}", soft_wrap=True)
         progress = Progress(out, budgets.max_iters)
         # A run killed before its first step checkpointed starts from the beginning.
         feed: Any = None if resume and previous else {"run_id": run_id}

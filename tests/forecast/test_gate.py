@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kernelpro import app
+from kernelpro import app_forecast
 from kernelpro.forecast import gate as gate_module
 from kernelpro.forecast.classes import CLASS_SPEEDUP, from_probabilities, uniform
 from kernelpro.forecast.gate import ForecastGate
@@ -132,8 +132,8 @@ def test_a_forecasts_own_energy_prediction_decides_under_energy_and_edp():
 
 
 def test_the_run_builds_its_gate_for_its_objective(settings, monkeypatch):
-    monkeypatch.setattr(app, "forecaster_by_name", lambda *a, **k: Fixed())
+    monkeypatch.setattr(app_forecast, "forecaster_by_name", lambda *a, **k: Fixed())
     settings.forecast.gate = "select"
     settings.search.objective = "edp"
-    gate = app.build_gate(settings, "cpu")
+    gate = app_forecast.build_gate(settings, "cpu")
     assert gate.objective == "edp" and "assumes equal power" in gate.ranking
