@@ -8,6 +8,7 @@ models and which tools each agent may call are decided here; the graph sees only
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
 from kernelpro.graphs.run_files import RunFiles
 from kernelpro.harness.judge import PipelineEvaluator, precheck
-from kernelpro.harness.ports import Evaluator, Gate, MeasureAll, Profiler, ProfileReport
+from kernelpro.harness.ports import Evaluator, Profiler, ProfileReport
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
 from kernelpro.search.policies import build_policy
@@ -135,6 +136,7 @@ def build_context(settings: Settings, problem: Problem, device: str, gpu: str, f
                   use_memory: bool = True, use_profiler: bool = True) -> OptimizeContext:
     """The run's context: models and tools when a model is configured, the policy and judge by name, the
     profiler on a GPU, the memory unless it is off. The tools judge through the run's own evaluator."""
+    from kernelpro.app_forecast import build_gate
     from kernelpro.llm import chat_model, llm_configured
 
     judge = evaluator(settings, device)
@@ -196,6 +198,9 @@ def build_chat_session(settings: Settings, problem: Problem, reference_path: Pat
                           gpu=gpu, files=files, evaluator=judge, tool_context=tool_context, model=model, meter=meter,
                           budgets=budgets or ChatBudgets(usd=settings.llm.budget_usd))
     if model is not None:  # Ctrl-C ends a streamed reply at its next token
+        from kernelpro.llm_probe import for_chat
+
+        session.tool_calling = for_chat(settings.llm.tool_calling, model).why  # LiteLLM's word, or one probe
         model.callbacks = [*(model.callbacks or []), StopOnCancel()]
     tools = build_tools(tool_context, every_device=True) + chat_tools(session)
     session.tools = {tool.name: tool for tool in tools}
@@ -230,66 +235,14 @@ def _studio_session() -> ChatSession:
     thread = new_run_id(f"studio-{problem.name}")
     files = ChatFiles.create(settings.chat.dir, thread, {"problem_path": str(Path(settings.chat.reference).resolve()),
                                                          "device": device, "studio": True})
-    return build_chat_session(settings, problem, settings.chat.reference, device, gpu, files,
-                              meter=UsageMeter(settings))
+    session = build_chat_session(settings, problem, settings.chat.reference, device, gpu, files,
+                                 meter=UsageMeter(settings))
+    if session.tool_calling:  # once per server: this session serves every Studio run
+        logging.getLogger(__name__).info("the chat calls tools by %s", session.tool_calling)
+    return session
 
 
 def _device_name(device: str) -> str:
     import torch
 
     return torch.cuda.get_device_name(0)
-
-
-FORECASTERS = ("model_free", "class_prior", "llm", "llm_defer")
-
-
-def forecaster_by_name(settings: Settings, name: str, train: Sequence[Any] | None = None, gpu: str = "",
-                       meter: Any = None) -> Any:
-    """A forecaster (``forecast.evaluate.Forecaster``) by name. ``model_free`` and ``class_prior`` are fitted on
-    ``train`` (judged rows) when given, else ``model_free`` is loaded from ``forecast.model_path``; ``llm`` and
-    ``llm_defer`` are the forecaster agent on the ``llm.forecaster`` model, with the hardware table of ``gpu``."""
-    from kernelpro.forecast.evaluate import inputs_for_rows, scored_rows
-    from kernelpro.forecast.model_free import ClassPrior, ModelFree
-
-    if name not in FORECASTERS:
-        raise ValueError(f"unknown forecaster {name!r}; one of {', '.join(FORECASTERS)}")
-    if name in ("model_free", "class_prior"):
-        usable = scored_rows(train or [])
-        if name == "class_prior":
-            if not usable:
-                raise ValueError("the class prior needs judged rows to count classes in (use --holdout)")
-            return ClassPrior([r.speed_class for r in usable])
-        if train:
-            return ModelFree.fit(inputs_for_rows(usable, _stats_settings(settings)), [r.speed_class for r in usable])
-        return ModelFree.load(settings.forecast.model_path)
-    from kernelpro.agents.forecaster import LLMForecaster
-    from kernelpro.llm import chat_model, llm_configured, why_no_llm
-    from kernelpro.tools.profiling.gpu_specs import lookup
-
-    if not llm_configured(settings):
-        raise ValueError(f"the {name} forecaster needs a model: {why_no_llm(settings)}")
-    specs = lookup(gpu) if gpu else None
-    table = specs.render() if specs else f"GPU: {gpu or 'unknown'}"
-    return LLMForecaster(chat_model(settings, "forecaster", meter=meter), table, defer=name == "llm_defer",
-                         mode=settings.llm.tool_calling)
-
-
-def _stats_settings(settings: Settings) -> Any:
-    """The compile settings for the kernels' statistics, where ``forecast.kernel_stats`` asks for them."""
-    return settings.compile if settings.forecast.kernel_stats else None
-
-
-def build_gate(settings: Settings, gpu: str, meter: Any = None) -> Gate:
-    """The gate ``forecast.gate`` names: every proposal measured (``off``), or a forecast gate over the forecaster
-    ``forecast.forecaster`` (the model-free one loaded from ``forecast.model_path``, or the agent)."""
-    from kernelpro.forecast.gate import ForecastGate
-    from kernelpro.tools.profiling.gpu_specs import lookup
-
-    config = settings.forecast
-    if config.gate == "off":
-        return MeasureAll()
-    forecaster = forecaster_by_name(settings, config.forecaster, gpu=gpu, meter=meter)
-    specs = lookup(gpu) if gpu and gpu != "cpu" else None
-    return ForecastGate(forecaster, config.gate, select_k=config.select_k, confidence=config.confidence,
-                        threshold=config.threshold, bandwidth_gbs=specs.memory_bandwidth_gbs if specs else None,
-                        compile_settings=settings.compile if config.kernel_stats else None)

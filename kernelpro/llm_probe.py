@@ -4,6 +4,8 @@ LiteLLM knows which of the models it maps call tools natively. It does not know 
 server serves (``openai/<served-name>`` on vLLM, SGLang, llama.cpp...), though many of those call tools well.
 For such a model one tiny request with one tool decides: a proper tool call back means native tool calling, and
 anything else (text, an error such as vLLM's refusal without ``--enable-auto-tool-choice``) the text protocol.
+A process probes each model (and server) once: the agents, the forecaster and the chat share the verdict. The
+chat has no text protocol, so ``for_chat`` only says what native tool calling means for its model.
 """
 
 from __future__ import annotations
@@ -55,30 +57,43 @@ def probe(model: BaseChatModel) -> tuple[bool, str]:
     return False, "the server answered a probe with text, not a tool call"
 
 
-def resolve(mode: str, models: Mapping[str, BaseChatModel]) -> ToolCalling:
-    """The tool-calling mode for ``models`` (role -> model): the setting when it is not ``auto``; else LiteLLM's
-    word for the models it knows and a probe (``probe``) for those it does not, each distinct model once."""
-    if mode != "auto":
-        return ToolCalling(mode, f"{'native tool calling' if mode == 'native' else 'the text protocol'} "
-                                 f"(llm.tool_calling = {mode})")
+_PROBED: dict[tuple[str, str], tuple[bool, str]] = {}
+"""Probe verdicts by (model, api_base): a process probes a model once, however many places start it."""
+
+
+def verdicts(models: Mapping[str, BaseChatModel]) -> dict[str, tuple[bool, str]]:
+    """Per distinct model name: whether it calls tools natively and why (LiteLLM's word, or a probe's answer)."""
     from kernelpro.llm import supports_native_tools
 
-    verdicts: dict[str, tuple[bool, str]] = {}
+    found: dict[str, tuple[bool, str]] = {}
     for model in models.values():
         name = str(getattr(model, "model", "") or getattr(model, "model_name", ""))
-        if name in verdicts:
+        if name in found:
             continue
         native = supports_native_tools(model)
         if native is None:  # not a LiteLLM model: ask() decides by whether it binds tools
-            verdicts[name] = (True, "not served through LiteLLM")
+            found[name] = (True, "not served through LiteLLM")
         elif litellm_knows(name):
-            verdicts[name] = (native, "LiteLLM says it " + ("calls tools natively" if native else
-                                                             "has no native tool calling"))
+            found[name] = (native, "LiteLLM says it " + ("calls tools natively" if native else
+                                                          "has no native tool calling"))
         else:
-            native, seen = probe(model)
-            verdicts[name] = (native, f"LiteLLM does not know it; {seen}")
-    said = "; ".join(f"{name}: {why}" for name, (_, why) in verdicts.items())
-    natives = {native for native, _ in verdicts.values()}
+            key = (name, str(getattr(model, "api_base", "") or ""))
+            if key not in _PROBED:
+                native, seen = probe(model)
+                _PROBED[key] = (native, f"LiteLLM does not know it; {seen}")
+            found[name] = _PROBED[key]
+    return found
+
+
+def resolve(mode: str, models: Mapping[str, BaseChatModel]) -> ToolCalling:
+    """The tool-calling mode for ``models`` (role -> model): the setting when it is not ``auto``; else LiteLLM's
+    word for the models it knows and a probe (``probe``, once per model and process) for those it does not."""
+    if mode != "auto":
+        return ToolCalling(mode, f"{'native tool calling' if mode == 'native' else 'the text protocol'} "
+                                 f"(llm.tool_calling = {mode})")
+    found = verdicts(models)
+    said = "; ".join(f"{name}: {why}" for name, (_, why) in found.items())
+    natives = {native for native, _ in found.values()}
     if natives == {True}:
         return ToolCalling("native", f"native tool calling ({said})")
     if natives == {False}:
@@ -87,4 +102,20 @@ def resolve(mode: str, models: Mapping[str, BaseChatModel]) -> ToolCalling:
     return ToolCalling("auto", f"per model ({said})")
 
 
-__all__ = ["PROBE_TOOL", "ToolCalling", "litellm_knows", "probe", "resolve"]
+def for_chat(mode: str, model: BaseChatModel) -> ToolCalling:
+    """What the chat's agent does: it calls tools natively whatever the setting (it has no text protocol), so
+    this says why that works for ``model``, or why its replies may come without tool calls."""
+    if mode == "native":
+        return ToolCalling("native", "native tool calling (llm.tool_calling = native)")
+    if mode == "text":
+        return ToolCalling("native", "native tool calling: the chat has no text protocol, so llm.tool_calling = "
+                                     "text applies to optimize's agents only")
+    ((name, (native, why)),) = verdicts({"chat": model}).items()
+    if native:
+        return ToolCalling("native", f"native tool calling ({name}: {why})")
+    return ToolCalling("native", f"native tool calling, the chat's only way to call tools, though {name}: {why}; "
+                                 "expect answers without tool calls (serve it with tool calling on, e.g. vLLM's "
+                                 "--enable-auto-tool-choice, or choose another model)")
+
+
+__all__ = ["PROBE_TOOL", "ToolCalling", "for_chat", "litellm_knows", "probe", "resolve", "verdicts"]

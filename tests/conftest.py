@@ -40,3 +40,13 @@ def settings(tmp_path, monkeypatch) -> Settings:
     s.harness.timeout_floor_s = 60  # a slow fault (a memory bomb on a busy host) keeps its own verdict
     s.compile.inline_cache_dir = tmp_path / "inline-cache"  # every test builds its load_inline extensions anew
     return s
+
+
+@pytest.fixture(autouse=True)
+def _fresh_tool_calling_probes():
+    """Probe verdicts last a process; each test's loopback server is a new one (its port may be an old one's)."""
+    from kernelpro import llm_probe
+
+    llm_probe._PROBED.clear()
+    yield
+    llm_probe._PROBED.clear()

@@ -66,8 +66,11 @@ def forecast_one(model: BaseChatModel, view: ForecasterInput, *, defer: bool = F
 class LLMForecaster:
     """The agent as a ``Forecaster`` (``forecast.evaluate``) for the gate and ``kernelpro forecast eval``."""
 
-    def __init__(self, model: BaseChatModel, hardware: str, *, defer: bool = False, mode: str = "auto") -> None:
+    def __init__(self, model: BaseChatModel, hardware: str, *, defer: bool = False, mode: str = "auto",
+                 tool_calling: str = "") -> None:
         self.model, self.hardware, self.defer, self.mode = model, hardware, defer, mode
+        self.tool_calling = tool_calling
+        """Which tool protocol ``mode`` is and why (``llm_probe.resolve``), for the first lines of a run."""
         self.name = "llm_defer" if defer else "llm"
 
     def forecast(self, items: Sequence[Inputs]) -> list[Forecast]:

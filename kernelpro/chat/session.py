@@ -44,6 +44,7 @@ class ChatSession:
     model: BaseChatModel | None = None  # None: no model configured; the direct commands still work
     meter: Any = None  # UsageMeter
     budgets: ChatBudgets = field(default_factory=ChatBudgets)
+    tool_calling: str = ""  # how the model calls tools and why (``llm_probe.for_chat``), said once at the start
     candidate: Path | None = None  # the current candidate, synced from the state before each round of tools
     cancel: threading.Event = field(default_factory=threading.Event)  # set: stop the answer being written
     _bound: Any = None

@@ -112,6 +112,8 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
                       f"({escape(session.gpu)})" + (f", resumed after {turns} messages" if resumed else "")
                       + f"; candidates go to {escape(str(files.candidates))}. /help lists the commands.",
                       soft_wrap=True)
+        if session.tool_calling:
+            console.print(f"the chat calls tools by {escape(session.tool_calling)}", soft_wrap=True)
         if not llm_configured(settings):
             console.print(f"[yellow]{escape(NO_MODEL_NOTICE.format(how=HOW_TO_CONFIGURE))}[/]", soft_wrap=True)
         from kernelpro.cli.chat_terminal import ChatTerminal

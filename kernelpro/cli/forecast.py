@@ -63,7 +63,7 @@ def forecast_eval(
 ) -> None:
     """Score forecasters on judged candidates: accuracy, off-by-one accuracy, half-Brier, ordinal CRPS, NLL, ECE,
     AURC for three confidences, speedup recovered at the top 1/10/50%, MAPE of the expected speedup, Spearman."""
-    from kernelpro.app import forecaster_by_name
+    from kernelpro.app_forecast import forecaster_by_name
     from kernelpro.forecast.dataset import DatasetError, read_rows, split_by_problem
     from kernelpro.forecast.evaluate import evaluate, truth_class
     from kernelpro.forecast.model_free import ModelError
@@ -81,7 +81,11 @@ def forecast_eval(
         scored = []
         for name in names:
             stats = settings.compile if settings.forecast.kernel_stats and name == "model_free" else None
-            report, forecasts = evaluate(forecaster_by_name(settings, name, train or None), test, stats)
+            chosen = forecaster_by_name(settings, name, train or None)
+            if getattr(chosen, "tool_calling", ""):  # an LLM forecaster: which tool protocol, and why
+                Console(stderr=True).print(f"the {name} forecaster calls tools by {chosen.tool_calling}",
+                                           soft_wrap=True, markup=False, highlight=False)
+            report, forecasts = evaluate(chosen, test, stats)
             scored.append(Scored(report, forecasts, [truth_class(r) for r in test]))
     except (DatasetError, ModelError, ValueError) as exc:
         _fail(str(exc))

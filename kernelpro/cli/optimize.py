@@ -19,9 +19,9 @@ from rich.markup import escape
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import device_or_fail, objective_or_fail, problem_or_fail
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
-from kernelpro.cli.run_outputs import write_outputs
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK
+from kernelpro.graphs.run_outputs import write_outputs
 
 NO_LLM_NOTICE = (
     "No language model is configured, so kernelpro runs its built-in recipes {recipes}. To let the agents write "
@@ -151,6 +151,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
         if context.uses_llm and context.tool_calling:
             out.print(f"agents call tools by {escape(context.tool_calling)}", soft_wrap=True)
+        if forecaster_calling := getattr(getattr(context.gate, "forecaster", None), "tool_calling", ""):
+            out.print(f"the forecaster calls tools by {escape(forecaster_calling)}", soft_wrap=True)
         progress = Progress(out, budgets.max_iters)
         # A run killed before its first step checkpointed starts from the beginning.
         feed: Any = None if resume and previous else {"run_id": run_id}

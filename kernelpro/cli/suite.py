@@ -59,7 +59,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
     device = resolve_device(device if device != "auto" else settings.device)
     objective_or_fail(objective, settings, device)
     config = SuiteConfig(sources=[str(Path(s).resolve()) for s in sources], levels=level, tasks=tasks,
-                         device=device, policy=policy, objective=objective, model=model,
+                         device=device, policy=policy, objective=settings.search.objective, model=model,
                          max_iters=max_iters or settings.suite.default_max_iters, totals=totals,
                          per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
                          no_profile=no_profile, ray=ray or settings.suite.ray_address)
@@ -169,6 +169,7 @@ def status(
     from kernelpro.suite.driver import summary
     from kernelpro.suite.layout import open_suite
     from kernelpro.suite.ledger import LedgerError
+    from kernelpro.suite.report_energy import energy_pair, shows_energy
     from kernelpro.suite.scores import suite_scores
 
     try:
@@ -183,15 +184,19 @@ def status(
         print(json.dumps(result))
         return
     _, scores = suite_scores(rows)
-    table = Table("problem", "state", "lane", "attempts", "best", "note")
+    energy = shows_energy(suite["config"], rows)
+    table = Table("problem", "state", "lane", "attempts", "best",
+                  *(("J/call (reference -> best)", "W (reference -> best)") if energy else ()), "note")
     for row, score in zip(rows, scores, strict=True):
         best = f"{score.speedup:.2f}x" if score.speedup else "-"
         table.add_row(row.key, row.state, row.lane or "-", str(row.attempts), best,
+                      *(energy_pair(row) if energy else ()),
                       escape((row.failure or (row.result or {}).get("stop_reason") or "")[:80]))
     console = Console()
     console.print(table)
-    console.print(f"{suite_id}: {suite['status']}; {result['finished']}/{result['problems']} finished, "
-                  f"{result['improved']} improved, fast_1.0 {result['fast_p']['1.0']:.2f}", soft_wrap=True)
+    console.print(f"{suite_id} ({result['objective']}): {suite['status']}; {result['finished']}/"
+                  f"{result['problems']} finished, {result['improved']} improved, fast_1.0 "
+                  f"{result['fast_p']['1.0']:.2f}", soft_wrap=True)
 
 
 @suite_app.command("report")

@@ -50,6 +50,9 @@ class Forecast(BaseModel):
     deferred: bool = False
     """The forecaster declined and asked for a measurement."""
     forecaster: str = ""
+    energy_ratio: float | None = Field(default=None, gt=0)
+    """A predicted energy ratio (reference joules per call over the candidate's), when a forecaster gives one;
+    the classes are of speed (``forecast.objective_reward`` reads both)."""
 
     @property
     def array(self) -> np.ndarray:

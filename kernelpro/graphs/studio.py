@@ -5,9 +5,11 @@ models, the run directory). So this graph takes ``StudioInput`` (the problem's p
 model, interactive) and its first node, ``open_run``, has ``open_context`` (``kernelpro.app_studio``, beside the
 composition root) build the real ``OptimizeContext`` from them, kept per run id. Every other node is the
 optimisation graph's own, handed that context; the coder branches (``Send``) carry the inputs too, so a server
-restarted mid-run opens the same run directory again. ``finish`` closes the run's judge.
+restarted mid-run opens the same run directory again. After ``finish``, ``write_outputs`` writes what
+`kernelpro optimize` writes at its end (``graphs.run_outputs.write_outputs``: ``best_candidate.py``, the report,
+``summary.json``), puts the summary in the state and closes the run's judge.
 
-    START -> open_run -> baseline -> ... the optimisation graph ... -> finish -> END
+    START -> open_run -> baseline -> ... the optimisation graph ... -> finish -> write_outputs -> END
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 from typing_extensions import Required, TypedDict
 
 from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.nodes import Ctx
 from kernelpro.graphs.optimize import NODES
+from kernelpro.graphs.run_outputs import write_outputs
 from kernelpro.graphs.state import OptimizeState
 
 
@@ -48,6 +51,8 @@ INPUT_KEYS = tuple(StudioInput.__annotations__)
 
 class StudioState(OptimizeState, StudioInput, total=False):
     """The optimisation state with the run's inputs beside it (checkpointed, so a restarted server reopens it)."""
+
+    outputs: dict[str, Any]  # at the end: the object `kernelpro optimize --json` prints (also summary.json)
 
 
 OpenContext = Callable[[StudioInput, "str | None", "dict[str, Any] | None"], OptimizeContext]
@@ -108,11 +113,22 @@ def studio_builder(runs: StudioRuns) -> StateGraph:
             f"{'a model' if context.uses_llm else 'the built-in recipes'}, max_iters {context.budgets.max_iters}"
             f"{', interactive' if context.interactive else ''})"]})
 
+    def outputs(state: StudioState) -> Command[Literal["__end__"]]:
+        context = runs.get(dict(state))
+        try:
+            written = write_outputs(context.files, dict(state), state.get("status", "failed"), context, context.meter)
+        finally:
+            runs.close(state.get("run_id"))
+        return Command(goto=END, update={"outputs": written, "events": [
+            f"write_outputs: {written['best_candidate']}, report {written['report']}, summary {written['summary']}"]})
+
     graph = StateGraph(StudioState, input_schema=StudioInput)
     graph.add_node("open_run", open_run)
     for name, fn in NODES:
         # every node reads the whole state (its own annotation says OptimizeState, which would leave the inputs out)
-        graph.add_node(name, _with_context(name, fn, runs), input_schema=StudioState)
+        graph.add_node(name, _with_context(name, fn, runs), input_schema=StudioState,
+                       **({"destinations": ("write_outputs",)} if name == "finish" else {}))
+    graph.add_node("write_outputs", outputs)
     graph.add_edge(START, "open_run")
     graph.add_edge("code", "review_code")
     return graph
@@ -120,7 +136,7 @@ def studio_builder(runs: StudioRuns) -> StateGraph:
 
 def _with_context(name: str, fn: Callable[..., Any], runs: StudioRuns) -> Callable[..., Any]:
     """The node, run with the context of the state's run; ``select``'s coder branches get the run's inputs and
-    id; ``finish`` closes the run's judge once it has written the end."""
+    id; ``finish`` goes on to ``write_outputs`` instead of ending."""
 
     @functools.wraps(fn)
     def with_context(state: dict[str, Any], runtime: Ctx) -> Any:
@@ -129,8 +145,8 @@ def _with_context(name: str, fn: Callable[..., Any], runs: StudioRuns) -> Callab
             carried = {key: state[key] for key in ("run_id", *INPUT_KEYS) if key in state}
             result = Command(goto=[Send(s.node, {**s.arg, **carried}) if isinstance(s, Send) else s
                                    for s in result.goto], update=result.update, graph=result.graph)
-        if name == "finish":
-            runs.close(state.get("run_id"))
+        if name == "finish" and isinstance(result, Command):
+            result = Command(goto="write_outputs", update=result.update, graph=result.graph)
         return result
 
     return with_context

@@ -35,7 +35,8 @@ def overview(run: RunSummary, tree: VariantTree) -> list[tuple[str, str]]:
         ("Iterations", str(run.iterations)), ("Candidates judged", str(run.candidates_judged)),
         ("Profiling", profiling(tree)),
         *([("Gate", f"{run.gate}: {run.gate_skipped} candidate(s) not measured, about {run.gate_saved_s:.1f} s of "
-                    "judging saved")] if run.gate and run.gate != "measure_all" else []),
+                    "judging saved" + (f" ({run.gate_ranking})" if run.gate_ranking else ""))]
+          if run.gate and run.gate != "measure_all" else []),
         *([("Objective", run.objective)] if run.objective != "time" else []),
         ("Best", f"{run.best_variant_id} at {speedup_text(run.best_speedup, run.best_speedup_ci95)} (95% interval)"
          if run.best_variant_id else f"no improvement: keep the reference ({run.no_improvement_reason or 'none'})"),

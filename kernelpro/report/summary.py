@@ -61,6 +61,9 @@ class RunSummary(BaseModel):
     gpu_seconds: float = 0.0
     gate: str = ""
     """The gate that chose what to measure (``measure_all``, or a forecast gate)."""
+    gate_ranking: str = ""
+    """What a forecast gate's choice rests on: predicted speed, and under an energy objective the assumption that
+    makes a speed forecast an energy one (equal power), or the forecasts' own energy predictions."""
     gate_skipped: int = 0
     """Candidates written but not measured: the gate ranked them below others, or accepted their forecast."""
     gate_saved_s: float = 0.0

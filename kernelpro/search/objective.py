@@ -20,7 +20,7 @@ OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
 ENERGY_OBJECTIVES: tuple[str, ...] = ("energy", "edp")
 
 __all__ = ["ENERGY_OBJECTIVES", "OBJECTIVES", "Objective", "check", "ci95", "energy_text", "figure_text",
-           "improves", "ratio", "verdict"]
+           "improves", "joules_text", "ratio", "verdict"]
 
 _FIELDS = {"time": ("speedup", "speedup_ci95", "speed_verdict", "faster"),
            "energy": ("energy_ratio", "energy_ci95", "energy_verdict", "less"),
@@ -92,8 +92,8 @@ def energy_text(result: EvalResult | dict[str, Any] | None) -> str:
     cand, ref = data.get("candidate") or {}, data.get("reference") or {}
     parts = []
     if cand.get("energy_j") is not None and ref.get("energy_j") is not None:
-        parts.append(f"{_joules(cand['energy_j'])}/call at {cand.get('power_w') or 0:.0f} W vs reference "
-                     f"{_joules(ref['energy_j'])}/call at {ref.get('power_w') or 0:.0f} W")
+        parts.append(f"{joules_text(cand['energy_j'])}/call at {cand.get('power_w') or 0:.0f} W vs reference "
+                     f"{joules_text(ref['energy_j'])}/call at {ref.get('power_w') or 0:.0f} W")
     parts.append(f"energy {speedup_text(data['energy_ratio'], data.get('energy_ci95'))} "
                  f"{data.get('energy_verdict') or ''}".rstrip())
     if data.get("edp_ratio") is not None:
@@ -102,7 +102,7 @@ def energy_text(result: EvalResult | dict[str, Any] | None) -> str:
     return "; ".join(parts)
 
 
-def _joules(value: float) -> str:
+def joules_text(value: float) -> str:
     """Joules per call in a readable unit: 1.16 J, 3.2 mJ, 45 uJ."""
     for scale, unit in ((1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ")):
         if abs(value) >= scale:

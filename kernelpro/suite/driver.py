@@ -201,12 +201,14 @@ class Driver:
 
 def summary(paths: SuitePaths, ledger: Ledger, status: str, stop_reason: str) -> dict[str, Any]:
     """The suite's one JSON object (``--json``'s last line)."""
+    from kernelpro.suite.report_energy import suite_objective
     from kernelpro.suite.scores import suite_scores
 
     rows = ledger.problems()
     scores, problems = suite_scores(rows)
     suite = ledger.suite()
-    return {"suite_id": paths.suite_id, "status": status, "stop_reason": stop_reason, "problems": len(rows),
+    return {"suite_id": paths.suite_id, "status": status, "stop_reason": stop_reason,
+            "objective": suite_objective(suite["config"], rows), "problems": len(rows),
             "finished": sum(r.finished for r in rows), "failed": sum(r.state == "failed" for r in rows),
             "degenerate": [p.key for p in problems if p.degenerate], **scores.to_dict(),
             "active_seconds": round(float(suite.get("active_s") or 0.0), 3),

@@ -16,6 +16,7 @@ from kernelpro.suite.driver import summary
 from kernelpro.suite.layout import SuitePaths
 from kernelpro.suite.ledger import Ledger
 from kernelpro.suite.plots import fast_p_png, histogram_png
+from kernelpro.suite.report_energy import ENERGY_HEADER, energy_cells, shows_energy
 from kernelpro.suite.scores import suite_scores
 
 SCORE_HEADER = ("score", "against eager", "against the fastest torch.compile")
@@ -52,8 +53,12 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     curve, histogram = fast_p_png(problems, against_compile), histogram_png(problems)
     (paths.root / "fast_p.png").write_bytes(curve)
     (paths.root / "speedups.png").write_bytes(histogram)
-    overview = content.overview(data, suite["config"])
-    table = content.problem_rows(rows, problems)
+    overview = content.overview(data, suite["config"], rows)
+    table, problem_header = content.problem_rows(rows, problems), content.PROBLEM_HEADER
+    if shows_energy(suite["config"], rows):  # joules and watts beside time, right after the speedups
+        at = problem_header.index("vs compile") + 1
+        problem_header = (*problem_header[:at], *ENERGY_HEADER, *problem_header[at:])
+        table = [(*r[:at], *energy_cells(row), *r[at:]) for r, row in zip(table, rows, strict=True)]
     links = [content.report_link(row, paths.root) for row in rows]
     failures, degenerate = content.failures(rows), content.degenerate(problems)
     pruned = content.pruned_rows(ledger.pruned())
@@ -64,7 +69,7 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     if scores.per_level:
         md += ["## Per level", "", *_md_table(content.LEVEL_HEADER, content.level_rows(scores))]
     md += ["## Spend", "", *_md_table(("", ""), content.spend_rows(scores)), "## Problems", "",
-           *_md_table((*content.PROBLEM_HEADER, "report"),
+           *_md_table((*problem_header, "report"),
                       [(*r, f"[report]({link})" if link else "-") for r, link in zip(table, links, strict=True)])]
     html = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             f"<title>kernelpro suite {escape(paths.suite_id)}</title><style>{STYLE}</style></head><body>",
@@ -76,8 +81,8 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
         html += ["<h2>Per level</h2>", _html_table(content.level_rows(scores), content.LEVEL_HEADER)]
     html += ["<h2>Spend</h2>", _html_table(content.spend_rows(scores)), "<h2>Problems</h2>",
              _html_table([(*r, f'<a href="{escape(link)}">report</a>' if link else "-")
-                          for r, link in zip(table, links, strict=True)], (*content.PROBLEM_HEADER, "report"),
-                         raw_column=len(content.PROBLEM_HEADER))]
+                          for r, link in zip(table, links, strict=True)], (*problem_header, "report"),
+                         raw_column=len(problem_header))]
     if degenerate:
         md += ["## Degenerate problems (not scored)", "", *_md_table(("problem", "finding"), degenerate)]
         html += ["<h2>Degenerate problems (not scored)</h2>", _html_table(degenerate, ("problem", "finding"))]

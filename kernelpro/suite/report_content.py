@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.suite.ledger import ProblemRow
+from kernelpro.suite.report_energy import suite_objective
 from kernelpro.suite.scores import FAST_P, ProblemScore, Scores, p_key
 
 
@@ -27,10 +28,11 @@ def _minutes(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def overview(summary: dict[str, Any], config: dict[str, Any]) -> list[tuple[str, str]]:
+def overview(summary: dict[str, Any], config: dict[str, Any], rows: list[ProblemRow]) -> list[tuple[str, str]]:
     return [("Suite", summary["suite_id"]), ("Status", f"{summary['status']}: {summary.get('stop_reason') or ''}"),
             ("Sources", ", ".join(config.get("sources", []))), ("Device", str(config.get("device"))),
-            ("Policy", str(config.get("policy") or "auto")), ("Candidates per problem", str(config.get("max_iters"))),
+            ("Policy", str(config.get("policy") or "auto")), ("Objective", suite_objective(config, rows)),
+            ("Candidates per problem", str(config.get("max_iters"))),
             ("Baselines", ", ".join(config.get("baselines", []))),
             ("Problems", f"{summary['problems']} ({summary['finished']} finished, {summary['failed']} failed, "
                          f"{len(summary['degenerate'])} degenerate)"),

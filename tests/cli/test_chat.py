@@ -32,6 +32,8 @@ def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(op
     ])
 
     def respond(body: dict) -> Completion:
+        if [t["function"]["name"] for t in body.get("tools", [])] == ["report_ready"]:  # the tool-calling probe
+            return Completion(tool_calls=[("report_ready", {"ready": True})])
         reply = next(replies, None)
         if reply is None:  # the question that the user stops with Ctrl-C: no answer comes in time
             release.wait(timeout=60)
@@ -44,7 +46,9 @@ def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(op
     term = Terminal([sys.executable, "-m", "kernelpro.cli", "chat", str(PROBLEM), "--device", "cpu", "--thread",
                      "pty", "--usd-budget", "5"], env, tmp_path)
     try:
-        term.expect(PROMPT)
+        opening = term.expect(PROMPT)
+        assert "the chat calls tools by native tool calling (openai/test-model: LiteLLM does not know it; the " \
+            "server answered a probe with a proper tool call)" in " ".join(opening.split())
         term.send("make it faster\r")
         shown = term.expect(r"within the noise\.")
         assert "write_candidate(name='fused', source=<12 lines>)" in shown and "wrote" in shown
@@ -53,7 +57,7 @@ def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(op
 
         term.send("and why is it not faster?\r")
         deadline = time.monotonic() + 60
-        while len(openai_server.completions) < 3 and time.monotonic() < deadline:
+        while len(openai_server.completions) < 4 and time.monotonic() < deadline:  # the probe, then 3 turns
             time.sleep(0.1)
         term.send("\x03")
         term.expect("stopped")
@@ -79,7 +83,8 @@ def test_chat_on_a_terminal_writes_and_judges_a_candidate_and_survives_ctrl_c(op
         release.set()
         term.close()
 
-    first, second = (r.body for r in openai_server.completions[:2])
+    probe, first, second = (r.body for r in openai_server.completions[:3])
+    assert probe["tools"][0]["function"]["name"] == "report_ready"  # once, before the first question
     system = first["messages"][0]
     assert system["role"] == "system" and "torch.relu(x) * self.scale" in system["content"]
     assert first["messages"][-1] == {"role": "user", "content": "make it faster"}

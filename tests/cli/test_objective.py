@@ -12,14 +12,16 @@ from typer.testing import CliRunner
 
 from kernelpro.cli import app
 from kernelpro.cli.inputs import objective_or_fail
-from kernelpro.cli.run_outputs import write_outputs
 from kernelpro.exit_codes import BAD_INPUT
+from kernelpro.forecast.gate import ForecastGate
 from kernelpro.graphs.run_files import RunFiles
+from kernelpro.graphs.run_outputs import write_outputs
 from kernelpro.harness.energy import unavailable
 from kernelpro.suite.job import JobSpec, optimize_command
 from tests.conftest import DATA
+from tests.forecast.test_gate import Fixed
 from tests.graphs.helpers import make_context
-from tests.search.test_objective import FASTER_HUNGRIER, SLOWER_LEANER, trade_off, verdict
+from tests.search.test_objective import FASTER_HUNGRIER, SLOWER_LEANER, trade_off, tree_of, verdict
 
 runner = CliRunner()
 PROBLEM = DATA / "problems" / "scale_relu.py"
@@ -76,11 +78,13 @@ def test_a_suite_passes_its_objective_to_every_run(tmp_path):
     assert "--objective" not in optimize_command(JobSpec(**fields))
 
 
-def _summary(settings, tmp_path, objective: str) -> dict:
+def _summary(settings, tmp_path, objective: str, tree=None, gate=None) -> dict:
     context = make_context(settings, tmp_path / objective, None, problem_name="scale_relu")
+    context.gate = gate or context.gate
     try:
         files = RunFiles.create(tmp_path / objective / "out", "run-x", {"problem_path": str(PROBLEM)})
-        state = {"variants": trade_off(objective).to_state(), "objective": objective, "iteration": 2}
+        tree = tree if tree is not None else trade_off(objective)
+        state = {"variants": tree.to_state(), "objective": objective, "iteration": 2}
         return json.loads(json.dumps(write_outputs(files, state, "completed", context, None)))
     finally:
         context.evaluate.close()
@@ -104,3 +108,22 @@ def test_the_json_summary_names_the_objective_and_the_bests_energy(settings, tmp
     assert timed["objective"] == "time" and timed["best_speedup"] == pytest.approx(1.6)
     assert timed["best_energy_ratio"] == pytest.approx(0.8)  # measured, so shown, though time chose it
     assert FASTER_HUNGRIER in (tmp_path / "time" / "out" / "run-x" / "report.md").read_text()
+
+
+def test_a_run_that_keeps_the_reference_still_reports_the_references_joules_and_writes_its_summary(settings,
+                                                                                                     tmp_path):
+    noisy = tree_of("energy", ("within the noise", verdict(1.2, "faster", 1.01, "same", 1.2, "less")),
+                    ("faster still", verdict(1.5, "faster", 1.02, "same", 1.5, "less")))
+    kept = _summary(settings, tmp_path, "energy", noisy)
+    assert not kept["improved"] and kept["best_energy_j"] is None and kept["best_energy_ratio"] is None
+    assert (kept["reference_energy_j"], kept["reference_power_w"]) == (0.02, 520.0)  # the fastest's verdict
+    written = tmp_path / "energy" / "out" / "run-x" / "summary.json"
+    assert kept["summary"] == str(written) and json.loads(written.read_text()) == kept
+
+
+def test_the_summary_and_report_say_a_speed_forecast_gate_assumes_equal_power_under_energy(settings, tmp_path):
+    gated = _summary(settings, tmp_path, "energy", gate=ForecastGate(Fixed(), "select", objective="energy"))
+    said = "ranked by predicted speed; under energy this assumes equal power (energy ratio = time ratio)"
+    assert gated["gate"] == "forecast-select (fixed)" and gated["gate_ranking"] == said
+    report = (tmp_path / "energy" / "out" / "run-x" / "report.md").read_text()
+    assert f"judging saved ({said}) |" in report

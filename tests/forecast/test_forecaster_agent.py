@@ -58,13 +58,16 @@ def test_forecast_eval_scores_a_served_forecaster(openai_server, tmp_path):
     rows = judged_rows(problems=2, per_problem=3)
     append_rows(tmp_path / "judged.jsonl", rows)
     replies = iter([answer([0, 0, 0, 0, 0, 1, 1, 0], predicted=6), answer([0] * 8)] * 3)
-    openai_server.responder = lambda body: next(replies)
+    # LiteLLM does not know the served model: one probe first, answered in text, so the text protocol
+    openai_server.responder = lambda body: "I am ready." if "tools" in body else next(replies)
     env = {"KERNELPRO_LLM__MODEL": "openai/test-model", "KERNELPRO_LLM__API_BASE": openai_server.base_url,
            "KERNELPRO_LLM__API_KEY": "sk-loopback-secret", "KERNELPRO_LLM__MAX_RETRIES": "0"}
     result = CliRunner().invoke(app, ["forecast", "eval", str(tmp_path / "judged.jsonl"), "--forecaster", "llm",
                                       "--json", "--out", str(tmp_path / "report")], env=env)
     assert result.exit_code == 0, result.output
-    [scored] = json.loads(result.output)["forecasters"]
+    assert "the llm forecaster calls tools by the text protocol of fenced blocks (openai/test-model: LiteLLM does " \
+        "not know it; the server answered a probe with text" in " ".join(result.stderr.split())
+    [scored] = json.loads(result.stdout)["forecasters"]
     assert scored["forecaster"] == "llm" and scored["candidates"] == 6 and scored["failures_left_out"] == 2
     assert scored["parse_failures"] == 2 and scored["all"]["n"] == 4 and scored["parsed"]["n"] == 2
     assert (tmp_path / "report" / "risk_coverage.png").stat().st_size > 1000

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from kernelpro.forecast.classes import from_probabilities, uniform
+import math
+
+import pytest
+
+from kernelpro import app_forecast
+from kernelpro.forecast import gate as gate_module
+from kernelpro.forecast.classes import CLASS_SPEEDUP, from_probabilities, uniform
 from kernelpro.forecast.gate import ForecastGate
+from kernelpro.forecast.objective_reward import predicted_reward
 from kernelpro.harness.ports import Proposal
 from kernelpro.problem import Problem
 
@@ -74,3 +81,61 @@ def test_the_report_says_what_the_gate_skipped_and_saved():
         in overview(run, VariantTree.with_root(PROBLEM.source))
     assert "Gate" not in dict(overview(run.model_copy(update={"gate": "measure_all"}),
                                        VariantTree.with_root(PROBLEM.source)))
+
+
+class WithEnergy(Fixed):
+    """``# class N energy E``: a speed class and the forecaster's own energy ratio."""
+
+    def forecast(self, items):
+        out = []
+        for item in items:
+            _, cls, _, energy = item.candidate_source.rsplit("# ", 1)[-1].split()
+            out.append(from_probabilities(ONE_HOT[int(cls)]).model_copy(update={"energy_ratio": float(energy)}))
+        return out
+
+
+def test_a_speed_forecast_under_energy_assumes_equal_power():
+    fast = from_probabilities(ONE_HOT[6])
+    log_speedup = math.log(CLASS_SPEEDUP[5])
+    assert predicted_reward(fast, "time") == pytest.approx(log_speedup)
+    assert predicted_reward(fast, "energy") == pytest.approx(log_speedup)  # energy ratio = time ratio
+    assert predicted_reward(fast, "edp") == pytest.approx(2 * log_speedup)  # EDP ratio = time ratio squared
+    lean = fast.model_copy(update={"energy_ratio": 1.5})
+    assert predicted_reward(lean, "energy") == pytest.approx(math.log(1.5))
+    assert predicted_reward(lean, "edp") == pytest.approx(math.log(1.5) + log_speedup)
+    with pytest.raises(ValueError, match="unknown objective"):
+        predicted_reward(fast, "watts")
+
+
+@pytest.mark.parametrize("objective", ["time", "energy", "edp"])
+def test_the_gate_ranks_by_the_objectives_predicted_reward(objective, monkeypatch):
+    asked = []
+    real = gate_module.predicted_reward
+    monkeypatch.setattr(gate_module, "predicted_reward", lambda f, o: asked.append(o) or real(f, o))
+    gate = ForecastGate(Fixed(), "select", select_k=1, objective=objective)
+    assert gate.choose(PROBLEM, proposals("class 2", "class 6", "class 4")) == ["r-fuse-1"]  # the speed order
+    assert asked and set(asked) == {objective}
+    figure = {"time": "speedup 0.59x", "energy": "energy ratio 0.59x", "edp": "EDP ratio 0.35x"}[objective]
+    assert f"predicted {figure}, below the 1 measured" in gate.why("r-fuse-0")
+    if objective == "time":
+        assert gate.ranking == "ranked by predicted speed"
+    else:
+        assert gate.ranking == f"ranked by predicted speed; under {objective} this assumes equal power (" + \
+            ("energy ratio = time ratio)" if objective == "energy" else "EDP ratio = time ratio squared)")
+
+
+def test_a_forecasts_own_energy_prediction_decides_under_energy_and_edp():
+    batch = proposals("class 6 energy 0.5", "class 4 energy 2.0")
+    assert ForecastGate(WithEnergy(), "select", objective="time").choose(PROBLEM, batch) == ["r-fuse-0"]
+    for objective in ("energy", "edp"):
+        gate = ForecastGate(WithEnergy(), "select", objective=objective)
+        assert gate.choose(PROBLEM, batch) == ["r-fuse-1"]  # faster, but hungrier: not the energy pick
+        assert "the forecasts' predicted energy ratio" in gate.ranking
+
+
+def test_the_run_builds_its_gate_for_its_objective(settings, monkeypatch):
+    monkeypatch.setattr(app_forecast, "forecaster_by_name", lambda *a, **k: Fixed())
+    settings.forecast.gate = "select"
+    settings.search.objective = "edp"
+    gate = app_forecast.build_gate(settings, "cpu")
+    assert gate.objective == "edp" and "assumes equal power" in gate.ranking

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kernelpro.agents.forecaster import LLMForecaster
 from kernelpro.agents.protocol import FINAL_ANSWER
-from kernelpro.cli.run_outputs import _gate_summary
 from kernelpro.forecast.gate import SKIPPED, ForecastGate, skipped
+from kernelpro.graphs.run_outputs import _gate_summary
 from kernelpro.search.tree import VariantTree
 from tests.graphs.helpers import HONEST, WRONG, code_reply, make_context, plan_reply, review_reply, run, scripted_agents
 from tests.support.scripted_model import ScriptedChatModel, tool_call
@@ -43,7 +43,7 @@ def test_select_measures_the_forecast_best_of_each_expansion(settings, tmp_path)
     assert all(v.failure.startswith(SKIPPED) and "expected class" in v.failure for v in skipped(tree))
     assert sum(1 for e in state["events"] if e.startswith("gate (forecast-select (llm))")) == 2
     assert len(forecaster.requests) == 3 and "NVIDIA H200" in forecaster.requests[0].text
-    summary = _gate_summary(context.gate.name, tree)  # what the report says the gate skipped and saved
+    summary = _gate_summary(context.gate, tree)  # what the report says the gate skipped and saved
     assert summary["gate_skipped"] == 2 and summary["gate_saved_s"] == 2 * measured.result["elapsed_s"] > 0
 
 

@@ -25,12 +25,13 @@ def run_summary(improved: bool, speedup: float | None, correct: int = 2, degener
             "stop_reason": "iteration budget reached"}
 
 
-def ledger_with(tmp_path: Path, problems: dict[str, dict[str, Any]]) -> tuple[SuitePaths, Ledger]:
+def ledger_with(tmp_path: Path, problems: dict[str, dict[str, Any]], objective: str | None = None
+                ) -> tuple[SuitePaths, Ledger]:
     """``problems``: key -> {"state", "result", "baselines", "failure", "failure_kind", "level"}."""
     refs = [ProblemRef(key=key, path=f"/p/{key}.py", level=spec.get("level"),
                        task=int(key.split("/")[-1].split("_")[0]) if spec.get("level") else None)
             for key, spec in problems.items()]
-    config = SuiteConfig(sources=["/p"], device="cuda", baselines=["eager", "compile_default"])
+    config = SuiteConfig(sources=["/p"], device="cuda", baselines=["eager", "compile_default"], objective=objective)
     paths, ledger = create_suite(tmp_path, config, refs, suite_id="suite-test")
     for key, spec in problems.items():
         result = spec.get("result")

@@ -1,7 +1,13 @@
-"""What a finished (or stopped) optimisation run leaves behind: the best candidate, the report, the summary."""
+"""What a finished (or stopped) optimisation run leaves behind: the best candidate, the report, the summary.
+
+``write_outputs`` is the one place a run's outputs are written, for `kernelpro optimize` and for LangGraph
+Studio's graph alike: ``best_candidate.py`` (with no improvement, the reference stays the answer), ``report.md``,
+``report.html``, ``speedup.png`` and ``summary.json`` (the object `optimize --json` prints).
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +46,12 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
         llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
                                    tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
                    for role, u in usage.get("by_role", {}).items()},
-        gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate.name, tree),
-        objective=tree.objective, **_energy_facts(best),
+        gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate, tree),
+        objective=tree.objective, **_energy_facts(best, tree),
     )
     paths = write_report(summary, tree, files.root)
     files.update_meta(status=status)
-    return {"run_id": summary.run_id, "status": status, "improved": best is not None,
+    outputs = {"run_id": summary.run_id, "status": status, "improved": best is not None,
             "best_speedup": summary.best_speedup if best is not None else 1.0,
             "best_speedup_ci95": summary.best_speedup_ci95, "best_variant": best.id if best else "reference",
             "best_candidate": str(best_path), "no_improvement_reason": summary.no_improvement_reason,
@@ -55,21 +61,35 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
             "idea_source": summary.idea_source, "search_policy": summary.search_policy,
             "gpu_seconds": round(summary.gpu_seconds, 3), "wall_seconds": summary.wall_seconds,
-            "gate": summary.gate, "gate_skipped": summary.gate_skipped, "gate_saved_s": round(summary.gate_saved_s, 2),
-            "objective": summary.objective, **_energy_facts(best), **_scoring_facts(tree, best)}
+            "gate": summary.gate, "gate_ranking": summary.gate_ranking, "gate_skipped": summary.gate_skipped,
+            "gate_saved_s": round(summary.gate_saved_s, 2),
+            "objective": summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
+            "summary": str(files.root / "summary.json")}
+    tmp = files.root / "summary.json.tmp"
+    tmp.write_text(json.dumps(outputs, indent=1, default=str), encoding="utf-8")
+    tmp.replace(files.root / "summary.json")
+    return outputs
 
 
-def _energy_facts(best: Any) -> dict[str, Any]:
-    """The best's energy figures in its deciding verdict (None where not measured, or with no best)."""
+def _energy_facts(best: Any, tree: Any) -> dict[str, Any]:
+    """The best's energy figures in its deciding verdict (None where not measured, or with no best), and the
+    reference's joules and watts: from the best's verdict, or with no best from the fastest correct candidate's
+    (the reference is then the answer, and a suite's table still shows what it costs)."""
+    facts: dict[str, Any] = {key: None for key in ("best_energy_ratio", "best_energy_ci95", "best_edp_ratio",
+                                                   "best_edp_ci95", "best_energy_j", "reference_energy_j",
+                                                   "best_power_w", "reference_power_w")}
     deciding = best.deciding_result if best is not None else None
-    if deciding is None or deciding.energy_ratio is None:
-        return {key: None for key in ("best_energy_ratio", "best_energy_ci95", "best_edp_ratio", "best_edp_ci95",
-                                      "best_energy_j", "reference_energy_j", "best_power_w", "reference_power_w")}
-    cand, ref = deciding.candidate, deciding.reference
-    return {"best_energy_ratio": deciding.energy_ratio, "best_energy_ci95": deciding.energy_ci95,
-            "best_edp_ratio": deciding.edp_ratio, "best_edp_ci95": deciding.edp_ci95,
-            "best_energy_j": cand.energy_j if cand else None, "reference_energy_j": ref.energy_j if ref else None,
-            "best_power_w": cand.power_w if cand else None, "reference_power_w": ref.power_w if ref else None}
+    if deciding is not None and deciding.energy_ratio is not None:
+        cand = deciding.candidate
+        facts.update({"best_energy_ratio": deciding.energy_ratio, "best_energy_ci95": deciding.energy_ci95,
+                      "best_edp_ratio": deciding.edp_ratio, "best_edp_ci95": deciding.edp_ci95,
+                      "best_energy_j": cand.energy_j if cand else None, "best_power_w": cand.power_w if cand else None})
+    source = best if best is not None else max(tree.correct(), key=lambda v: v.deciding_speedup or 0.0, default=None)
+    verdict = source.deciding_result if source is not None else None
+    reference = verdict.reference if verdict is not None else None
+    if reference is not None and reference.energy_j is not None:
+        facts.update(reference_energy_j=reference.energy_j, reference_power_w=reference.power_w)
+    return facts
 
 
 def _scoring_facts(tree: Any, best: Any) -> dict[str, Any]:
@@ -87,14 +107,17 @@ def _scoring_facts(tree: Any, best: Any) -> dict[str, Any]:
             "degenerate": f"{degenerate['reason']}: {degenerate['message']}" if degenerate else None}
 
 
-def _gate_summary(gate: str, tree: Any) -> dict[str, Any]:
-    """How many candidates the gate set aside, and the judging time that saved at this run's mean."""
+def _gate_summary(gate: Any, tree: Any) -> dict[str, Any]:
+    """The gate, what its choice rests on (a forecast gate: predicted speed, and under an energy objective the
+    equal-power assumption), how many candidates it set aside, and the judging time that saved at this run's
+    mean."""
     from kernelpro.forecast.gate import skipped
 
     judged = [v.result.get("elapsed_s") or 0.0 for v in tree if v.kind != "reference" and v.result is not None]
     mean = sum(judged) / len(judged) if judged else 0.0
     count = len(skipped(tree))
-    return {"gate": gate, "gate_skipped": count, "gate_saved_s": count * mean}
+    return {"gate": gate.name, "gate_ranking": getattr(gate, "ranking", ""), "gate_skipped": count,
+            "gate_saved_s": count * mean}
 
 
 def _no_improvement_reason(tree: Any) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelpro.cli.run_outputs import _no_improvement_reason
+from kernelpro.graphs.run_outputs import _no_improvement_reason
 from kernelpro.harness.result import EvalResult, Timing
 from kernelpro.search.tree import VariantTree
 from tests.conftest import problem
