@@ -224,8 +224,11 @@ def test_a_re_judgment_that_breaks_leaves_the_first_verdicts_deciding(settings, 
     state = state_of(graph, config)
     assert state["status"] == "completed"
     assert any("finalists could not be re-judged (RuntimeError: no worker could start)" in e for e in state["events"])
-    best = VariantTree.from_state(state["variants"]).best()
-    assert best is not None and best.final is None and best.improves
+    tree = VariantTree.from_state(state["variants"])
+    judged = next(v for v in tree if v.kind != "reference")
+    assert judged.result is not None and judged.final is None  # the first verdict still decides
+    best = tree.best()  # whether it is faster depends on this machine's load, not on the graph
+    assert (best.id if best else None) == (judged.id if judged.improves else None)
 
 
 class Killed(RuntimeError):
