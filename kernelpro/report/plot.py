@@ -18,9 +18,9 @@ VERDICT_COLOURS = {
 
 
 def speedup_figure(tree: VariantTree, title: str = "") -> Figure:
-    """Correct variants at their speedup, the others on the zero line, coloured by verdict; the best correct
-    candidate so far as a step line drawn to the right edge (so even one candidate shows it); whole iterations
-    on the x axis."""
+    """Correct variants at their speedup, the others on the zero line, coloured by verdict; the run's best so far
+    as a step line from the reference (1x) to the right edge, rising only where a candidate is measurably faster
+    (a slower candidate is never a best); whole iterations on the x axis."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display: files only
@@ -37,9 +37,8 @@ def speedup_figure(tree: VariantTree, title: str = "") -> Figure:
                          label=verdict, zorder=3, s=28, marker="o" if verdict == "ok" else "x")
     last = max([1, *(v.iteration for v in judged)])
     curve = best_so_far(judged)
-    if curve:
-        xs, ys = [x for x, _ in curve] + [last + 0.5], [y for _, y in curve] + [curve[-1][1]]
-        axes.step(xs, ys, where="post", color="#1f5fa8", linewidth=2, label="best so far", zorder=4)
+    xs, ys = [x for x, _ in curve] + [last + 0.5], [y for _, y in curve] + [curve[-1][1]]
+    axes.step(xs, ys, where="post", color="#1f5fa8", linewidth=2, label="best so far", zorder=4)
     axes.axhline(1.0, color="#888888", linestyle="--", linewidth=1, label="reference")
     axes.set_xlim(-0.5, last + 0.5)  # room for at least two whole iterations, so no tick falls between them
     axes.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
@@ -52,13 +51,12 @@ def speedup_figure(tree: VariantTree, title: str = "") -> Figure:
 
 
 def best_so_far(judged: list[Variant]) -> list[tuple[int, float]]:
-    """(iteration, the best correct speedup up to it), from the first iteration with a correct candidate."""
-    curve: list[tuple[int, float]] = []
+    """(iteration, the run's best speedup up to it): the reference's 1x at iteration 0, then the deciding speedup
+    of each candidate that improves on it (correct, faster beyond its interval), never falling."""
+    curve = [(0, 1.0)]
     for iteration in sorted({v.iteration for v in judged}):
-        speedups = [v.speedup for v in judged if v.iteration == iteration and v.speedup is not None]
-        best = max([*speedups, *([curve[-1][1]] if curve else [])], default=None)
-        if best is not None:
-            curve.append((iteration, best))
+        gains = [v.deciding_speedup for v in judged if v.iteration == iteration and v.improves]
+        curve.append((iteration, max([curve[-1][1], *(g for g in gains if g is not None)])))
     return curve
 
 
