@@ -1,52 +1,57 @@
 """The simulated optimisation trees of ``search_policies.py``: a problem, its planner and its judge.
 
-Every modelling choice, with its source (measured: ``benchmarks/data/search_world.json``, derived by
-``search_world_data.py``; assumed: stated as such, with the reason):
+Every modelling choice, with its source. Measured: ``benchmarks/data/search_world.json``, derived by
+``search_world_data.py`` from public releases. Assumed: stated as such, with the reason.
 
 - **A problem** is one KernelBench task of CUDA-L1's H100 release (measured; 247 tasks, the three with constant
-  outputs left out). It has two *approaches* with their own plateaus:
+  outputs left out). It has two *approaches*, each with its own plateau:
 
-  - ``graph``: capture the reference in a CUDA graph. Measured plateau ``G`` (the release's CUDA-graph
-    baseline). One step reaches it (it is a mechanical rewrite; each implementation lands within
-    ``GRAPH_SPREAD`` of it, assumed), and refining it gains nothing: its lineage's plateau is ``G``.
-    On the H100, median ``G`` 1.22x; it beats CUDA-L1's own code on 40 % of the tasks.
-  - ``kernel``: write custom kernels (fusion, tiling, ...). Measured plateau ``K``: the best CUDA-L1's RL found
-    (median 1.36x; winsorised at the 95th percentile so a few reward-hacked 20-370x entries do not dominate the
-    means; a task without custom code has ``K`` = 1). Each kernel lineage reaches ``sigmoid(REACH * q)`` of
-    ``log K`` (``q``: the idea's quality; assumed, as before: lineages differ in how good their design is).
-    Its first attempt lands ``r`` below that plateau, ``r`` drawn from the measured first-attempt ratios
-    (one-shot LLM kernels of the KernelBench leaderboard over the best kernel of the same task: median 0.47,
-    so a first kernel is usually slower than the reference); refinements then climb towards the plateau.
+  - ``graph``: capture the reference in a CUDA graph. Plateau ``G``, measured (the release's CUDA-graph
+    baseline; median 1.22x, and above CUDA-L1's own code on 40 % of the tasks). One step reaches it, each
+    implementation within ``GRAPH_SPREAD`` (assumed: it is a mechanical rewrite), and refining it gains
+    nothing: its lineage's plateau is ``G``.
+  - ``kernel``: rewrite the computation (custom kernels, fusion, other PyTorch calls). Plateau ``K``, measured:
+    the best CUDA-L1's RL found (median 1.36x; winsorised at the 95th percentile, 4.2x, so a few reward-hacked
+    20-370x entries do not dominate the means; a task without custom code has ``K`` = 1). One kernel lineage
+    reaches ``sigmoid(REACH * q)`` of ``log K`` (``q``: the quality of the idea that started it; assumed, as
+    before: designs differ). Its first attempt lands a ratio ``r`` below that plateau, ``r`` drawn from the
+    measured first-attempt ratios (one-shot LLM kernels of the KernelBench leaderboard over the best kernel of
+    the same task: median 0.47, so a first kernel is usually slower than the reference); refinements then climb.
 
-  The problem's ceiling is ``max(K, G)``: no lineage gets above it. This is the structure the issue names: a
-  CUDA-graph branch that gains at once and plateaus, and a kernel branch that starts slower and, on some
+  The problem's ceiling is ``max(K, G)``: no lineage gets above it. This is the structure the issue describes:
+  a CUDA-graph branch that gains at once and plateaus, and a kernel branch that starts slower and, on some
   problems, leads higher. Gains of the two approaches do not compose (assumed: CUDA-L1's ``K`` is already the
   best it found with any combination, graphs included).
 - **A plan** from a variant has ``IDEAS_PER_PLAN`` ideas. An idea from the reference is a CUDA-graph idea with
-  probability ``GRAPH_SHARE`` (assumed: one idea in five; planners propose graph capture readily when a model is
-  launch-bound); otherwise a kernel idea. An idea below the first level refines its parent's lineage, or with
-  probability ``SWITCH`` starts a new kernel lineage from it (assumed, as before). An idea's quality ``q`` is its
-  variant's approach quality plus N(0, 1); it sets the idea's failure risk and its gain. What the planner
-  judges an idea by is its *promise*: ``q`` for a kernel idea (whose plateau follows from ``q``); for a graph
-  idea, the ``q`` a kernel lineage would need to plateau where ``G`` lies under the ceiling, so the planner's
-  view means the same for both.
-- **The planner's prior** sees the promise through N(0, ``PRIOR_NOISE``) noise (assumed: correlation 0.7 with the
-  truth), ranks its ideas by what it sees and states an expected speedup from it; ``rank_priors`` (the real
-  code) turns that into priors.
+  probability ``GRAPH_SHARE`` (measured: 26 of CUDA-L1's 227 H100 codes capture a CUDA graph, 0.11, a proxy
+  for how often a strong model reaches for it), otherwise a kernel idea. An idea below the first level refines
+  its parent's lineage, or with probability ``SWITCH`` starts a new kernel lineage from it (assumed). An idea's
+  quality ``q`` is its variant's approach quality plus N(0, 1); it sets the idea's failure risk and its gain.
+  The planner judges an idea by its *promise*: ``q`` for a kernel idea (whose plateau follows from ``q``); for
+  a graph idea, the ``q`` a kernel lineage would need to plateau where ``G`` lies under the ceiling, so the
+  planner's view means the same for both.
+- **The planner's prior** sees the promise through N(0, ``PRIOR_NOISE``) noise (assumed: correlation 0.7 with
+  the truth), ranks its ideas by what it sees and states an expected speedup from it; ``rank_priors`` (the
+  real code) turns that into priors.
 - **A judged child** fails (compile error, incorrect) with ``sigmoid(FAIL_BASE - FAIL_QUALITY*q +
-  FAIL_DEPTH*depth)``: about 40 % at the first level (measured anchor: 16 of 38 real CUDA-L1 candidates failed
+  FAIL_DEPTH*depth)``: about 40 % at the first level (measured anchors: 16 of 38 real CUDA-L1 candidates failed
   our judge on the H200, ``results/real_candidates_h200.json``; one-shot 2024 models were correct 24 % of the
   time on the leaderboard). A refinement is slower than its parent with probability ``WORSE_BASE -
-  WORSE_QUALITY*q`` (assumed), otherwise it gains ``u`` of the log headroom left below its lineage's plateau,
+  WORSE_QUALITY*q`` (assumed); otherwise it gains ``u`` of the log headroom left below its lineage's plateau,
   ``u ~ Beta(GAIN_A, GAIN_B) + GAIN_QUALITY * q`` (assumed: about 30 % per step), so every lineage plateaus.
   A child's approach quality is its parent's plus N(0, ``APPROACH_STEP``).
 - **The judge** adds 3 % log-normal noise and calls a speedup ``faster`` above 1.02x.
-- Outcomes are common random numbers: an idea's outcome depends only on the seed and the idea's place in the
-  tree (its variant's key and plan number), so every policy, and the oracle, meet the same world; they differ
-  only in what they choose to try. The functions ``ideas`` and ``outcome`` are pure for that reason.
+- **Common random numbers**: an idea's outcome depends only on the seed and the idea's place in the tree (its
+  variant's key and plan number), so every policy, and the oracle, meet the same world and differ only in
+  what they choose to try. ``ideas`` and ``outcome`` are pure for that reason.
 
-No per-step data of real LLM searches is available to us, so the step parameters are assumptions, kept from the
-earlier model; the plateaus, the first-attempt ratios and the failure anchors are measured.
+The earlier model drew one ceiling per problem (CUDA-L1's score) and made every step gain a fraction of the
+headroom left below a lineage's ceiling, so a lineage's first gain revealed how high it would go: nothing
+deceptive, and greedy's first choice was nearly always right. Its ceiling was also the hard cap of every
+lineage, CUDA graphs had no place in it, and first attempts were never slower than their parent by design.
+No per-step data of real LLM searches is available to us, so the step parameters remain assumptions, kept
+from the earlier model; the plateaus, the first-attempt ratios, the graph share and the failure anchors are
+measured.
 """
 
 from __future__ import annotations
@@ -71,7 +76,6 @@ WORSE_BASE, WORSE_QUALITY = 0.3, 0.12
 APPROACH_STEP = 0.5
 SWITCH = 0.25
 REACH = 1.5
-GRAPH_SHARE = 0.2
 GRAPH_SPREAD = 0.05
 NOISE = 0.03
 WINSOR = 0.95
@@ -98,6 +102,9 @@ def load_problems(path: Path = DATA) -> tuple[list[Problem], str]:
 
 def first_attempt_ratios(path: Path = DATA) -> list[float]:
     return list(json.loads(path.read_text())["first_attempt_ratios"])
+
+
+GRAPH_SHARE = float(json.loads(DATA.read_text())["graph_share"])
 
 
 def sigmoid(x: float) -> float:

@@ -13,6 +13,8 @@ Writes ``benchmarks/data/search_world.json``, which is committed, so the simulat
   task: each correct entry of the KernelBench leaderboard (github.com/anneouyang/KernelBenchLeaderboard,
   ``docs/assets/raw_data.json``: seven 2024 models, one sample each, on an L40S) divided by CUDA-L1's best on
   the L40 (``optimized_cuda_code/l40.json``, the nearest GPU of that release) for the same task.
+- ``graph_share``: the share of CUDA-L1's H100 codes that capture a CUDA graph (26 of 227): how often a strong
+  model reaches for graph capture.
 - ``one_shot_correct``: the share of the leaderboard's attempts that were correct (its entries over seven models
   times 250 problems).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -32,6 +35,7 @@ LEADERBOARD = MIRRORS / "anneouyang+KernelBenchLeaderboard" / "repo"
 OUT = Path(__file__).resolve().parent / "data" / "search_world.json"
 CONSTANT_OUTPUT = {(2, 66), (2, 80), (2, 83)}
 LEADERBOARD_MODELS, KERNELBENCH_PROBLEMS = 7, 250
+GRAPH_CAPTURE = re.compile(r"CUDAGraph|cuda\.graph\(|torch\.cuda\.graphs")
 
 
 def git_show(repo: Path, path: str) -> str:
@@ -55,6 +59,12 @@ def problems() -> list[dict]:
     return rows
 
 
+def graph_share() -> float:
+    """The share of CUDA-L1's H100 codes that capture a CUDA graph."""
+    codes = [e["custom_code"] for e in release("h100") if e.get("custom_code")]
+    return round(sum(1 for c in codes if GRAPH_CAPTURE.search(c)) / len(codes), 4)
+
+
 def first_attempt_ratios() -> tuple[list[float], float]:
     best = {(e["level_id"], e["task_id"]): e.get("score_default") for e in release("l40")}
     entries = json.loads(git_show(LEADERBOARD, "docs/assets/raw_data.json"))
@@ -72,10 +82,12 @@ def main() -> None:
     args = parser.parse_args()
     ratios, correct = first_attempt_ratios()
     data = {"source": "CUDA-L1 optimized_cuda_code/h100.json and l40.json; KernelBenchLeaderboard raw_data.json",
-            "problems": problems(), "first_attempt_ratios": ratios, "one_shot_correct": correct}
+            "problems": problems(), "first_attempt_ratios": ratios, "one_shot_correct": correct,
+            "graph_share": graph_share()}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-    print(f"{len(data['problems'])} problems, {len(ratios)} first-attempt ratios, one-shot correct {correct}")
+    print(f"{len(data['problems'])} problems, {len(ratios)} first-attempt ratios, one-shot correct {correct}, "
+          f"graph share {data['graph_share']}")
 
 
 if __name__ == "__main__":
