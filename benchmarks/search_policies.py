@@ -85,12 +85,14 @@ def search(policy_name: str, seed: int, budgets: list[int], batch: int, override
             policy.observe(tree, [c.id for c in children])
         readings[budget] = {"judged": judged, "plans": plans, "best_true": true_best(world, tree),
                             "failed": sum(1 for v in tree if v.result and not v.correct),
-                            "depth": max(v.depth for v in tree)}
+                            "depth": max(v.depth for v in tree),
+                            "graph_planned": any(i.kind == "graph" for i in world.planned.values())}
     return readings
 
 
-def oracle(seed: int, budgets: list[int], max_plans: int) -> dict[int, float]:
-    """The clairvoyant beam's best true speedup whose path fits each budget (see the module's docstring)."""
+def oracle(seed: int, budgets: list[int], max_plans: int) -> dict:
+    """The clairvoyant beam's best true speedup whose path fits each budget (see the module's docstring), and the
+    depth of its best variant."""
     world = world_for(seed)
     level, best, by_depth = [world.root], 1.0, [1.0]
     for depth in range(1, ORACLE_DEPTH + 1):
@@ -103,14 +105,15 @@ def oracle(seed: int, budgets: list[int], max_plans: int) -> dict[int, float]:
         level = list(keep.values())
         if not level:
             break
-    return {b: by_depth[min(b, len(by_depth) - 1)] for b in budgets}
+    return {b: by_depth[min(b, len(by_depth) - 1)] for b in budgets} | {
+        "depth": next(d for d, found in enumerate(by_depth) if found >= by_depth[-1])}
 
 
 def one_seed(job: tuple) -> dict:
     seed, budgets, batch, policies, overrides, with_oracle = job
     found = {name: search(name, seed, budgets, batch, overrides) for name in policies}
     world = world_for(seed)
-    extra = {"ceiling": world.problem.ceiling}
+    extra = {"ceiling": world.problem.ceiling, "graph_best": (world.problem.graph or 0.0) > world.problem.kernel}
     if with_oracle:
         extra["oracle"] = oracle(seed, budgets, SearchSettings(**(overrides or {})).max_plans)
     return {"seed": seed, "runs": found, **extra}
@@ -154,7 +157,8 @@ def summarise(results: list[dict], budget: int, policies: list[str]) -> dict:
     entry: dict = {"geomean_ceiling": round(geomean([r["ceiling"] for r in results]), 4)}
     if "oracle" in results[0]:
         best["oracle"] = [r["oracle"][budget] for r in results]
-        entry["oracle"] = {"geomean_best_speedup": round(geomean(best["oracle"]), 4)}
+        entry["oracle"] = {"geomean_best_speedup": round(geomean(best["oracle"]), 4),
+                           "mean_depth": round(statistics.fmean(r["oracle"]["depth"] for r in results), 2)}
     for name in policies:
         runs = [r["runs"][name][budget] for r in results]
         logs = [math.log(v) for v in best[name]]
@@ -163,6 +167,7 @@ def summarise(results: list[dict], budget: int, policies: list[str]) -> dict:
                        "mean_best_log_speedup_ci95": [round(x, 4) for x in bootstrap(logs, statistics.fmean)],
                        "failed_fraction": round(sum(r["failed"] for r in runs) / max(1, sum(r["judged"] for r in runs)),
                                                 3),
+                       "mean_judged": round(statistics.fmean(r["judged"] for r in runs), 2),
                        "mean_depth": round(statistics.fmean(r["depth"] for r in runs), 2),
                        "mean_plans": round(statistics.fmean(r["plans"] for r in runs), 2)}
     if "mcts" in policies:
@@ -170,7 +175,25 @@ def summarise(results: list[dict], budget: int, policies: list[str]) -> dict:
             entry[f"mcts_vs_{other}"] = paired(best["mcts"], best[other])
     if "oracle" in best and "greedy" in best:
         entry["oracle_vs_greedy"] = paired(best["oracle"], best["greedy"])
+    entry["by_best_approach"] = by_best_approach(results, budget, policies, best)
     return entry
+
+
+def by_best_approach(results: list[dict], budget: int, policies: list[str], best: dict) -> dict:
+    """Where the room lies: the problems whose best approach is a CUDA graph (``G > K``) apart from the rest, with
+    the share of each policy's searches whose planner ever proposed a graph idea."""
+    split: dict = {}
+    for label, wanted in (("graph", True), ("kernel", False)):
+        rows = [i for i, r in enumerate(results) if r["graph_best"] == wanted]
+        if not rows:
+            continue
+        split[label] = {"problems": len(rows),
+                        "geomean_ceiling": round(geomean([results[i]["ceiling"] for i in rows]), 4),
+                        **{f"geomean_{name}": round(geomean([best[name][i] for i in rows]), 4) for name in best},
+                        **{f"graph_planned_{name}": round(statistics.fmean(
+                            results[i]["runs"][name][budget]["graph_planned"] for i in rows), 3)
+                           for name in policies}}
+    return split
 
 
 def main() -> None:

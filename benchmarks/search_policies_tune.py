@@ -46,9 +46,12 @@ def score(greedy: list[dict], mcts: list[dict], budgets: list[int]) -> dict:
     low, high = bootstrap(diffs, statistics.fmean)
     per_budget = {str(b): round(math.exp(statistics.fmean(log_ratio(g, m, b) for g, m in pairs)), 4)
                   for b in budgets}
+    geomeans = {f"{name}_{b}": round(math.exp(statistics.fmean(math.log(r["runs"][name][b]["best_true"])
+                                                               for r in runs)), 4)
+                for b in budgets for name, runs in (("greedy", greedy), ("mcts", mcts))}
     return {"ratio": round(math.exp(statistics.fmean(diffs)), 4), "ci95": [round(math.exp(low), 4),
                                                                           round(math.exp(high), 4)],
-            "per_budget": per_budget}
+            "per_budget": per_budget, "geomean_best": geomeans}
 
 
 def main() -> None:
