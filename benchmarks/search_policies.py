@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import search_world  # noqa: E402
 from search_world import REFERENCE, World, first_attempt_ratios, load_problems  # noqa: E402
 
 from kernelpro.config import SearchSettings  # noqa: E402
@@ -204,14 +205,23 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=SearchSettings().batch_size)
     parser.add_argument("--policies", nargs="+", default=list(POLICIES))
     parser.add_argument("--jobs", type=int, default=1, help="processes over seeds")
+    parser.add_argument("--assume", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="another value for one of search_world's assumptions (PRIOR_NOISE, GRAPH_SHARE, ...)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    assumed = {}
+    for item in args.assume:
+        name, _, value = item.partition("=")
+        if not hasattr(search_world, name) or not name.isupper():
+            raise SystemExit(f"--assume: search_world has no assumption {name!r}")
+        assumed[name] = float(value)
+        setattr(search_world, name, float(value))  # the worker processes fork after this
     started, cpu = time.monotonic(), time.process_time()
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     results = run_seeds(seeds, args.budgets, args.batch, args.policies, None, args.jobs)
     _, source = load_problems()
     report: dict = {"problems": source, "seeds": [seeds[0], seeds[-1]], "batch": args.batch,
-                    "search_settings": SearchSettings().model_dump(), "budgets": {}}
+                    "search_settings": SearchSettings().model_dump(), "assumed": assumed, "budgets": {}}
     for budget in args.budgets:
         report["budgets"][str(budget)] = entry = summarise(results, budget, args.policies)
         print(f"budget {budget}: " + json.dumps(entry), flush=True)

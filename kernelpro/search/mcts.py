@@ -12,7 +12,8 @@ The descent stops where the new child wins; that is one expansion. Choices, each
 - asymmetric branching (``branching``): that allowance is multiplied by ``1 + branching * Q``, so a subtree
   that pays gets more children than one that does not;
 - dead-end pruning (``dead_end_after``, ``min_gain``): a variant whose last children all failed or gained
-  nothing is not grown again, and a subtree with nothing left to grow is not descended into;
+  nothing, each counted with its subtree, is not grown again, and a subtree with nothing left to grow is not
+  descended into;
 - virtual loss (``virtual_loss``): each expansion chosen for the batch counts as a lost visit on its path, so
   the next descent of the same batch goes elsewhere unless that path is clearly best; the same idea is never
   proposed twice;
