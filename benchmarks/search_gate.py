@@ -17,6 +17,7 @@ Run: ``python benchmarks/search_gate.py --seeds 200 --out benchmarks/results/sea
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import random
@@ -28,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from search_policies import REFERENCE, Latent, World, bootstrap, ceilings  # noqa: E402
+from search_policies import bootstrap, world_for  # noqa: E402
+from search_world import REFERENCE, load_problems  # noqa: E402
 
 from kernelpro.config import SearchSettings  # noqa: E402
 from kernelpro.forecast.classes import BOUNDARIES, from_probabilities  # noqa: E402
@@ -66,14 +68,14 @@ def _normal_cdf(z: float) -> float:
     return 0.5 * (1 + math.erf(z / math.sqrt(2)))
 
 
-def gated_search(policy_name: str, seed: int, ceiling: float, budget: int, batch: int, copies: int, select_k: int,
+def gated_search(policy_name: str, seed: int, budget: int, batch: int, copies: int, select_k: int,
                  sigma: float | None) -> dict:
     """``sigma`` None: no gate, one candidate per expansion. Otherwise ``copies`` per expansion, the gate measures
     ``select_k``."""
     policy = build_policy(policy_name, SearchSettings(), uses_llm=True)
-    world = World(seed, ceiling)
+    world = world_for(seed)
     tree = VariantTree.with_root(REFERENCE)
-    world.latent[tree.root.id] = Latent(1.0, 0.0, "r")
+    world.latent[tree.root.id] = world.root
     truth: dict[str, float] = {}
     gate = ForecastGate(NoisyForecaster(truth, sigma, seed), "select", select_k=select_k) if sigma else None
     problem = Problem(name="sim", source=REFERENCE)
@@ -93,7 +95,9 @@ def gated_search(policy_name: str, seed: int, ceiling: float, budget: int, batch
             children.append(first)
             for copy in range(1, copies if gate else 1):
                 title = f"{e.idea.description}~{copy}"
-                world.quality[title] = world.quality[e.idea.description] + world.rng("copy", title).gauss(0, COPY_NOISE)
+                base = world.planned[e.idea.description]
+                world.planned[title] = dataclasses.replace(
+                    base, title=title, quality=base.quality + world.rng("copy", title).gauss(0, COPY_NOISE))
                 children.append(tree.spawn(e.parent_id, "", title, "llm", judged + 1, prior=e.idea.prior))
         for child in children:
             tree.write_code(child.id, f"class ModelNew:\n    pass  # {child.id}\n")
@@ -134,17 +138,17 @@ def main() -> None:
     parser.add_argument("--sigmas", type=float, nargs="+", default=[0.25, 0.5, 1.0, math.inf])
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    pool, source = ceilings()
+    _, source = load_problems()
     started = time.monotonic()
-    report: dict = {"ceilings": source, "seeds": args.seeds, "policy": args.policy, "copies": args.copies,
+    report: dict = {"problems": source, "seeds": args.seeds, "policy": args.policy, "copies": args.copies,
                     "select_k": args.select_k, "copy_noise": COPY_NOISE, "budgets": {}}
     for budget in args.budgets:
-        drawn = [random.Random(f"ceiling:{seed}").choice(pool) for seed in range(args.seeds)]
-        plain = [gated_search(args.policy, s, c, budget, args.batch, 1, 1, None) for s, c in enumerate(drawn)]
+        seeds = range(args.seeds)
+        plain = [gated_search(args.policy, s, budget, args.batch, 1, 1, None) for s in seeds]
         entry: dict = {"no_gate": _stats(plain)}
         for sigma in args.sigmas:
-            gated = [gated_search(args.policy, s, c, budget, args.batch, args.copies, args.select_k, sigma)
-                     for s, c in enumerate(drawn)]
+            gated = [gated_search(args.policy, s, budget, args.batch, args.copies, args.select_k, sigma)
+                     for s in seeds]
             diffs = [math.log(g["best_true"]) - math.log(p["best_true"]) for g, p in zip(gated, plain, strict=True)]
             low, high = bootstrap(diffs, statistics.fmean)
             entry[f"gate_sigma_{sigma:g}"] = {**_stats(gated),

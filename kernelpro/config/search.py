@@ -34,28 +34,31 @@ class SearchSettings(BaseModel):
     """Ideas the planner is asked for each time it plans from a variant."""
     max_children: int = Field(8, ge=1)
     """Children a variant may ever have."""
-    widening: float = Field(2.0, gt=0)
+    widening: float = Field(3.0, gt=0)
     """Progressive widening: a variant with N verdicts below it may have ``widening * (N + 1) ** alpha``
-    children."""
+    children. 3 (with ``dead_end_after`` 4 and ``fpu`` 0.2) against 2: MCTS 1.6 % / 3.1 % better at 32 / 64 judged,
+    greedy -0.6 % / +1.2 %, on the simulation's tuning seeds (``benchmarks/results/search_policies_tuning.json``)."""
     alpha: float = Field(0.5, ge=0)
     """Progressive widening's exponent."""
-    dead_end_after: int = Field(3, ge=1)
-    """A variant whose last this many children all failed or gained less than ``min_gain`` is not grown again."""
+    dead_end_after: int = Field(4, ge=1)
+    """A variant whose last this many children (each with its subtree) all failed or gained less than ``min_gain``
+    is not grown again. 4 did best of 2, 3 and 4 for MCTS in the simulation's tuning (``widening`` says more)."""
     min_gain: float = 0.02
     """The least gain over its parent that counts as progress (0.02: 2%)."""
     max_plans: int = Field(3, ge=1)
     """Times the planner may be asked for ideas from one variant in all."""
     c_puct: float = Field(0.5, ge=0)
     """MCTS: weight of the prior-driven exploration term against the calibrated value (rewards in [0, 1]); 0.5
-    did best of 0.5, 1, 1.5 and 2 in ``benchmarks/search_policies.py``."""
+    did best of 0.25, 0.5, 1 and 2 in ``benchmarks/search_policies_tune.py``."""
     best_weight: float = Field(0.7, ge=0, le=1)
     """MCTS: a subtree's value is this times its best reward plus the rest times its mean reward."""
     branching: float = Field(1.0, ge=0)
     """MCTS asymmetric branching: a variant's widening allowance is multiplied by ``1 + branching * value``."""
     virtual_loss: float = Field(1.0, ge=0)
     """MCTS: lost visits counted on a path per expansion already chosen in the batch, to spread a batch out."""
-    fpu: float = 0.1
-    """MCTS first-play urgency: a new child starts at its parent's value less this."""
+    fpu: float = 0.2
+    """MCTS first-play urgency: a new child starts at its parent's own reward less this (0.2 did best of 0, 0.1,
+    0.2 and 0.4 in ``benchmarks/search_policies_tune.py``)."""
     plan_prior: float = Field(0.5, ge=0)
     """MCTS: the prior of growing a variant whose ideas are yet to be planned."""
     planner_code_tokens: int = Field(6000, ge=0)

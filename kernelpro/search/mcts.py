@@ -2,22 +2,24 @@
 
 Each proposal descends from the reference by PUCT: at a variant with ``N`` verdicts below it, a settled child
 ``c`` scores ``Q(c) + c_puct * P(c) * sqrt(N + 1) / (1 + N(c))`` and growing a new child with the variant's best
-untried idea scores ``Q(v) - fpu + c_puct * P(idea) * sqrt(N + 1)``. ``Q`` is the calibrated log-speedup value
-of the subtree (``rewards``), ``P`` the idea's prior (``priors``: the planner's ranking and expected speedup, and
-the search memory's lessons on its techniques). The descent stops where the new child wins; that is one
-expansion. Choices, each with its setting in ``SearchSettings``:
+untried idea scores ``R(v) - fpu + c_puct * P(idea) * sqrt(N + 1)``. ``Q`` is the calibrated log-speedup value
+of the subtree (``rewards``), ``R(v)`` the variant's own reward on that scale, ``P`` the idea's prior
+(``priors``: the planner's ranking and expected speedup, and the search memory's lessons on its techniques).
+The descent stops where the new child wins; that is one expansion. Choices, each with its setting in ``SearchSettings``:
 
 - progressive widening (``widening``, ``alpha``): at most ``widening * (N + 1) ** alpha`` children, so a node
   is deepened before it fans out;
 - asymmetric branching (``branching``): that allowance is multiplied by ``1 + branching * Q``, so a subtree
   that pays gets more children than one that does not;
 - dead-end pruning (``dead_end_after``, ``min_gain``): a variant whose last children all failed or gained
-  nothing is not grown again, and a subtree with nothing left to grow is not descended into;
+  nothing, each counted with its subtree, is not grown again, and a subtree with nothing left to grow is not
+  descended into;
 - virtual loss (``virtual_loss``): each expansion chosen for the batch counts as a lost visit on its path, so
   the next descent of the same batch goes elsewhere unless that path is clearly best; the same idea is never
   proposed twice;
-- first-play urgency (``fpu``): a new child starts at its parent's value less ``fpu``, so known good children
-  are preferred unless the new idea's prior is strong.
+- first-play urgency (``fpu``): a new child starts at its parent's own reward less ``fpu`` (not the parent's
+  subtree value, which holds its best descendant's), so known good children are preferred unless the new idea's
+  prior is strong.
 """
 
 from __future__ import annotations
@@ -63,7 +65,9 @@ class _Batch:
     def __init__(self, tree: VariantTree, policy: MCTS) -> None:
         self.tree, self.policy, self.rules = tree, policy, policy.rules
         self.visits = subtree_visits(tree)
-        self.values = subtree_values(tree, RewardScale.of(tree), policy.best_weight)
+        scale = RewardScale.of(tree)
+        self.values = subtree_values(tree, scale, policy.best_weight)
+        self.own = {v.id: scale(v) for v in tree}
         self.virtual: Counter[str] = Counter()
         self.extra: Counter[str] = Counter()  # children this batch adds to each variant
         self.taken: set[tuple[str, str]] = set()  # (parent, idea) pairs already proposed
@@ -89,6 +93,16 @@ class _Batch:
         n = self.visits[variant.id]
         loss = self.policy.virtual_loss * self.virtual[variant.id]
         return self.values[variant.id] * n / (n + loss) if n + loss > 0 else 0.0
+
+    def _first_play(self, variant: Variant) -> float:
+        """What a new child of ``variant`` is expected to earn before it is tried: the variant's own reward less
+        ``fpu``. Not its subtree's value: that holds its best descendant's reward (``best_weight``), and a new
+        child is one step from the variant, not from that descendant; starting it there made every ancestor of a
+        good variant widen as eagerly as the good variant deepened."""
+        n = self.visits[variant.id]
+        loss = self.policy.virtual_loss * self.virtual[variant.id]
+        shrink = n / (n + loss) if n + loss > 0 else 0.0
+        return self.own[variant.id] * shrink - self.policy.fpu
 
     def _new_child(self, variant: Variant) -> tuple[Idea | None, float] | None:
         """The idea a new child of ``variant`` would try and its prior; None when it cannot grow now."""
@@ -119,7 +133,7 @@ class _Batch:
             best: tuple[float, Variant | None, tuple[Idea | None, float] | None] = (-math.inf, None, None)
             grow = self._new_child(node)
             if grow is not None:
-                best = (self._q(node) - self.policy.fpu + explore * self._prior(node, grow[1]), None, grow)
+                best = (self._first_play(node) + explore * self._prior(node, grow[1]), None, grow)
             for child in self.tree.children(node.id):
                 if child.settled and self._open(child, memo):
                     n = self.visits[child.id] + self.virtual[child.id]

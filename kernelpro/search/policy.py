@@ -78,13 +78,16 @@ class Rules:
         return min(self.max_children, max(1, math.floor(self.widening * boost * (visits + 1) ** self.alpha)))
 
     def is_dead_end(self, tree: VariantTree, variant: Variant) -> bool:
+        """Its last ``dead_end_after`` settled children, each with everything grown from it, all failed or gained
+        less than ``min_gain`` over it. A child counts by the best of its subtree: a first rewrite that is
+        slower than its parent and that its own children then made faster is progress (first custom kernels
+        usually start below the reference; ``benchmarks/search_world.py``)."""
         base = baseline_ratio(tree, variant) or 0.0
         settled = [c for c in tree.children(variant.id) if c.settled]
         recent = settled[-self.dead_end_after:]
         if len(recent) < self.dead_end_after:
             return False
-        gains = [c.ratio(tree.objective) for c in recent]
-        return all(g is None or g < base * (1 + self.min_gain) for g in gains)
+        return all(_subtree_best(tree, c) < base * (1 + self.min_gain) for c in recent)
 
     def can_grow(self, tree: VariantTree, variant: Variant, visits: int, boost: float = 1.0,
                  extra_children: int = 0) -> bool:
@@ -96,6 +99,14 @@ class Rules:
         if not variant.ideas and variant.plans >= self.max_plans:
             return False
         return not self.is_dead_end(tree, variant)
+
+
+def _subtree_best(tree: VariantTree, variant: Variant) -> float:
+    """The best ratio under the objective at or below ``variant`` (0 when nothing there is correct)."""
+    best = variant.ratio(tree.objective) or 0.0
+    for child in tree.children(variant.id):
+        best = max(best, _subtree_best(tree, child))
+    return best
 
 
 def subtree_visits(tree: VariantTree) -> dict[str, int]:

@@ -98,6 +98,19 @@ def test_a_dead_end_is_not_grown_again():
         assert {e.parent_id for e in policy.propose(tree, 2)} == {root}
 
 
+def test_a_slow_child_that_its_own_children_made_faster_is_progress_not_a_dead_end():
+    tree = fresh_tree()
+    root = tree.root.id
+    good = judged(tree, root, 2.0, "good")
+    rewrite = judged(tree, good, 1.5, "a slower rewrite")
+    judged(tree, good, None, "broken")
+    judged(tree, good, 1.9, "no gain")
+    rules = Rules(max_children=10, widening=10)
+    assert rules.is_dead_end(tree, tree.get(good))
+    judged(tree, rewrite, 3.0, "the rewrite tuned")
+    assert not rules.is_dead_end(tree, tree.get(good))
+
+
 def test_beam_spreads_a_batch_over_its_width():
     tree = fresh_tree()
     root = tree.root.id
@@ -140,6 +153,23 @@ def test_mcts_descends_into_a_paying_subtree_rather_than_widening_a_poor_one():
     tree.add_ideas(good.id, ideas("deeper"))
     (expansion,) = MCTS().propose(tree, 1)
     assert expansion.parent_id == good.id and expansion.idea.title == "deeper"
+
+
+def test_mcts_first_play_starts_from_the_variants_own_reward_not_its_best_descendants():
+    tree = fresh_tree()
+    root = tree.root.id
+    slow_idea, _ = tree.add_ideas(root, ideas("slow", "other", priors=[0.5, 0.5]))
+    slow = tree.spawn_from(root, slow_idea)
+    tree.write_code(slow.id, "class ModelNew: pass  # slow")
+    tree.record(slow.id, EvalResult(status="ok", correct=True, speedup=0.5))
+    (fast_idea,) = tree.add_ideas(slow.id, ideas("fast"))
+    fast = tree.spawn_from(slow.id, fast_idea)
+    tree.write_code(fast.id, "class ModelNew: pass  # fast")
+    tree.record(fast.id, EvalResult(status="ok", correct=True, speedup=4.0))
+    tree.add_ideas(fast.id, ideas("deeper"))
+    # the reference is worth its own 1x, not its grandchild's 4x: a new child of it is one step from 1x
+    (expansion,) = MCTS().propose(tree, 1)
+    assert (expansion.parent_id, expansion.idea.title) == (fast.id, "deeper")
 
 
 def test_rewards_are_log_speedups_calibrated_to_the_observed_range():
