@@ -7,7 +7,8 @@ composition root) build the real ``OptimizeContext`` from them, kept per run id.
 optimisation graph's own, handed that context; the coder branches (``Send``) carry the inputs too, so a server
 restarted mid-run opens the same run directory again. After ``finish``, ``write_outputs`` writes what
 `kernelpro optimize` writes at its end (``graphs.run_outputs.write_outputs``: ``best_candidate.py``, the report,
-``summary.json``), puts the summary in the state and closes the run's judge.
+``summary.json``), puts the summary in the state and closes the run's judge. A node that raises writes them too,
+with status failed and its error as the reason, before Studio shows the error.
 
     START -> open_run -> baseline -> ... the optimisation graph ... -> finish -> write_outputs -> END
 """
@@ -19,6 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
+from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send
 from typing_extensions import Required, TypedDict
@@ -140,7 +142,13 @@ def _with_context(name: str, fn: Callable[..., Any], runs: StudioRuns) -> Callab
 
     @functools.wraps(fn)
     def with_context(state: dict[str, Any], runtime: Ctx) -> Any:
-        result = fn(state, runtime.override(context=runs.get(state)))
+        try:
+            result = fn(state, runtime.override(context=runs.get(state)))
+        except GraphBubbleUp:  # an interrupt (interactive mode) or a command for the parent: not a failure
+            raise
+        except Exception as error:
+            _write_failed(runs, state, name, error)
+            raise
         if name == "select" and isinstance(result, Command) and isinstance(result.goto, list):
             carried = {key: state[key] for key in ("run_id", *INPUT_KEYS) if key in state}
             result = Command(goto=[Send(s.node, {**s.arg, **carried}) if isinstance(s, Send) else s
@@ -150,3 +158,20 @@ def _with_context(name: str, fn: Callable[..., Any], runs: StudioRuns) -> Callab
         return result
 
     return with_context
+
+
+def _write_failed(runs: StudioRuns, state: dict[str, Any], name: str, error: Exception) -> None:
+    """What `kernelpro optimize` leaves when its run fails: the files of what was judged so far, status failed and
+    the error as the reason; then the run's judge is closed (a resumed thread opens it again). Never in the way
+    of the error itself, which Studio shows."""
+    run_id = state.get("run_id")
+    if not run_id:
+        return
+    try:
+        context = runs.get(state)
+        failed = {**state, "stop_reason": f"{name} failed: {type(error).__name__}: {error}"}
+        write_outputs(context.files, failed, "failed", context, context.meter)
+    except Exception:  # noqa: BLE001, S110 - the node's own error is the one to report
+        pass
+    finally:
+        runs.close(run_id)
