@@ -58,16 +58,12 @@ def prepare(cases_dir: Path) -> None:
 
 
 class Replayer:
-    """The coder's answers, per problem: its candidates in turn; counts what was asked."""
+    """The coder's answers, per problem: its candidates in turn; counts what it served."""
 
     def __init__(self, candidates: dict[str, list[str]], fallback: str) -> None:
         self.candidates, self.fallback = candidates, fallback
         self.served: collections.Counter[str] = collections.Counter()
-        self.roles: collections.Counter[str] = collections.Counter()
         self.unknown: collections.Counter[str] = collections.Counter()
-
-    def count(self, body: dict) -> None:
-        self.roles[role_of(body)] += 1
 
     def pick(self, body: dict) -> str:
         name = problem_of(body) or "?"
@@ -95,8 +91,6 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: 
     out.mkdir(parents=True, exist_ok=True)
     with OpenAIServer() as server, tempfile.TemporaryDirectory() as scratch:
         replay(server, replayer.pick)
-        answer = server.responder
-        server.responder = lambda body: (replayer.count(body), answer(body))[1]
         env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
         env.update(loopback_environment(server, str(Path(scratch) / "memory")))
         env.update({"KERNELPRO_SUITE__BASELINES": json.dumps(["eager", "compile_default"]),
@@ -108,10 +102,11 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: 
         with (out / "suite_replay.log").open("w") as log:
             done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
         wall = time.monotonic() - started
+        roles = dict(collections.Counter(role_of(request.body) for request in server.requests))
     lines = done.stdout.strip().splitlines()
     result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
     record = {"command": " ".join(command[1:]), "problems": [p.stem for p in problems], "exit_code": done.returncode,
-              "wall_seconds": round(wall, 1), "model_requests": dict(replayer.roles),
+              "wall_seconds": round(wall, 1), "model_requests": roles,
               "candidates_served": dict(replayer.served), "problems_without_candidates": dict(replayer.unknown),
               "suite": result}
     (out / "suite_replay.json").write_text(json.dumps(record, indent=1) + "\n")
@@ -119,7 +114,7 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: 
         sys.exit(f"the suite failed (exit {done.returncode}); see {out / 'suite_replay.log'}")
     print(f"{result['problems']} problems, {result['improved']} improved; fast_p {result['fast_p']}, geomean "
           f"{result['geomean_speedup']}; GPU {result['gpu_seconds'] / 60:.1f} min, wall {wall / 60:.1f} min; "
-          f"model requests {dict(replayer.roles)}")
+          f"model requests {roles}")
 
 
 def main() -> None:

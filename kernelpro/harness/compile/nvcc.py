@@ -29,12 +29,6 @@ def command(nvcc: str, request: CompileRequest, arch: str, include_dirs: list[st
     return [*cmd, *request.extra_flags, "-o", output, request.filename]
 
 
-def _run(cmd: list[str], cwd: str, timeout_s: float) -> tuple[int | None, str]:
-    """Run nvcc in its own process group, so a timeout also ends cicc and ptxas. None: timed out."""
-    code, out, _ = run_limited(cmd, cwd, None, timeout_s)
-    return code, out
-
-
 def compile_nvcc(request: CompileRequest, settings: CompileSettings | None = None,
                  toolchain: Toolchain | None = None) -> CompileResult:
     """Compile ``request`` with nvcc. Never raises: failures come back as a result with ``ok=False``."""
@@ -55,7 +49,9 @@ def compile_nvcc(request: CompileRequest, settings: CompileSettings | None = Non
         (Path(tmp) / name).write_text(request.source)
         output = f"kernel.{request.output}"
         try:
-            code, log = _run(command(toolchain.nvcc, request, arch, includes, output), tmp, settings.timeout_s)
+            # its own process group, so a timeout also ends cicc and ptxas
+            code, log, _ = run_limited(command(toolchain.nvcc, request, arch, includes, output), tmp, None,
+                                       settings.timeout_s)
             binary = (Path(tmp) / output).read_bytes() if code == 0 else b""
         except OSError as exc:
             return failed(request, "internal", f"nvcc: {exc}", arch=arch, toolchain=tag,
