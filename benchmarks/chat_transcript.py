@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.openai_server import Completion, OpenAIServer  # noqa: E402
+from tests.support.openai_server import Completion, OpenAIServer, probe_reply  # noqa: E402
 from tests.support.pty_terminal import Terminal  # noqa: E402
 
 CHAT = ROOT / "benchmarks" / "problems" / "chat"
@@ -81,7 +81,7 @@ def replay(server: OpenAIServer, slow: str, fixed: str) -> None:
                           "full verdict are above; /diff shows them again.")
 
     steps = iter([ask_profile, ask_metrics, explain, write_fix, verdict])
-    server.responder = lambda body: next(steps)(body)
+    server.responder = lambda body: probe_reply(body) or next(steps)(body)
 
 
 def environment(server: OpenAIServer, scratch: Path) -> dict[str, str]:

@@ -13,13 +13,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.openai_server import Completion, OpenAIServer
+from tests.support.openai_server import Completion, OpenAIServer, probe_reply
 
 ROLES = ("planner", "coder", "profiler-interpreter", "critic")
 PROBLEM_HEADING = re.compile(r"## Problem `([^`]+)`")
 
 
 def role_of(body: dict[str, Any]) -> str:
+    if probe_reply(body) is not None:
+        return "probe"  # the tool-calling probe, once per process
     system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
     return next((role for role in ROLES if f"You are the {role}" in str(system)), "critic")
 
@@ -39,6 +41,8 @@ def replay(server: OpenAIServer, pick: Callable[[dict[str, Any]], str]) -> None:
          "techniques": ["fusion" if i % 2 else "tiling"], "expected_speedup": 1.5 + 0.25 * i} for i in range(3)]}
 
     def respond(body: dict[str, Any]) -> Completion:
+        if (probed := probe_reply(body)) is not None:  # each process's tool-calling probe: a proper tool call
+            return probed
         role = role_of(body)
         if role == "planner":
             return Completion(f"Plan:\n```json\n{json.dumps(plan)}\n```", prompt_tokens=2000, completion_tokens=300)

@@ -19,8 +19,12 @@ its interval (under `--objective energy` or `edp`: lower in energy or EDP): keep
 FAILED = 4
 """The work could not be done here: a run failed (what it judged is kept; ``--resume`` continues it), `doctor`
 found something required missing, `profile` measured nothing."""
+SETUP_FAILED = 5
+"""The run could not be set up on this machine: a dependency that does not import, a judge or a model that
+cannot start. Nothing was judged; it is the machine's fault, not the problem's, so a suite stops instead of
+failing every problem the same way. Fix it and ``--resume``."""
 INTERRUPTED = 130
 """Stopped by the user: Ctrl-C, or `t` (stop) at an interactive prompt. A run can be resumed."""
 
 MEANINGS = {OK: "ok", INTERNAL_ERROR: "internal error", BAD_INPUT: "bad input", NO_IMPROVEMENT: "no improvement",
-            FAILED: "failed", INTERRUPTED: "interrupted"}
+            FAILED: "failed", SETUP_FAILED: "setup failed", INTERRUPTED: "interrupted"}

@@ -20,7 +20,7 @@ from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import device_or_fail, objective_or_fail, problem_or_fail
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
 from kernelpro.config import load_settings
-from kernelpro.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK
+from kernelpro.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK, SETUP_FAILED
 from kernelpro.graphs.run_outputs import write_outputs
 
 NO_LLM_NOTICE = (
@@ -147,7 +147,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                                     use_memory=not no_memory, use_profiler=not no_profile)
         except Exception as error:  # noqa: BLE001 - e.g. a search memory that cannot be opened
             _fail(f"could not set up the run ({type(error).__name__}: {error}); fix it and continue with: "
-                       f"kernelpro optimize --resume {run_id}")
+                  f"kernelpro optimize --resume {run_id}", code=SETUP_FAILED)
         out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
         if context.uses_llm and context.tool_calling:
             out.print(f"agents call tools by {escape(context.tool_calling)}", soft_wrap=True)

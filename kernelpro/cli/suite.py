@@ -19,6 +19,7 @@ from rich.table import Table
 from kernelpro.cli.errors import fail
 from kernelpro.cli.inputs import objective_or_fail
 from kernelpro.config import load_settings
+from kernelpro.exit_codes import SETUP_FAILED
 
 suite_app = typer.Typer(help="Overnight runs over many problems: KernelBench's fast_p, geomean, baselines, spend.",
                         no_args_is_help=True)
@@ -157,6 +158,8 @@ def run(
         out.print(f"[bold]{status}[/]: {result['improved']} of {result['problems_scored']} problem(s) improved; "
                   f"fast_1.0 {result['fast_p']['1.0']:.2f}, geomean "
                   f"{result['geomean_speedup'] or 0:.2f}x; report: {result['report']}", soft_wrap=True)
+    if driver.setup_failure:  # the machine cannot run a problem: a script must not read this as done
+        raise typer.Exit(code=SETUP_FAILED)
 
 
 @suite_app.command("status")

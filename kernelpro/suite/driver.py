@@ -4,11 +4,14 @@ The driver is the ledger's only writer. A problem's run id is in the ledger befo
 kill (the driver's, a lane's, a Ray node's) the problem is started again as ``optimize --resume`` of that run,
 which judges nothing twice. A problem whose worker was lost is started again up to ``suite.max_attempts``
 times; one that crashes, hangs or is not a usable problem is recorded failed with the reason, and the suite
-goes on.
+goes on. A run that cannot be set up at all (optimize's exit code ``SETUP_FAILED``: a dependency that does not
+import, a judge that cannot start) is the machine's fault: every problem would fail alike, so the suite stops,
+the problem stays pending and a resume after the fix runs it.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -33,6 +36,12 @@ def _unusable(row: ProblemRow) -> str | None:
     except ProblemError as error:
         return str(error)
     return None
+
+
+def _setup_error(line: str) -> str:
+    """The error inside optimize's "could not set up the run (...)" line, without its own resume advice."""
+    found = re.search(r"could not set up the run \((.*)\); fix it", line)
+    return found.group(1) if found else line.removeprefix("error: ")
 
 
 class Backend(Protocol):
@@ -71,6 +80,7 @@ class Driver:
         self.after_problem = after_problem or (lambda: None)
         self._last_tick = time.monotonic()
         self._finished_this_session: list[float] = []
+        self.setup_failure: str | None = None  # why a run could not be set up here: the suite stops
 
     # -- budgets ----------------------------------------------------------------------------------------------
     def _tick(self) -> None:
@@ -109,6 +119,13 @@ class Driver:
         if outcome.failure_kind == "lost" and row.attempts < self.settings.suite.max_attempts:
             self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="lost")
             progress.last = f"{outcome.key}: its worker was lost ({outcome.failure}); started again"
+            return
+        if outcome.failure_kind == "setup":
+            kept = {"baselines": baselines, "gpu_s": (row.gpu_s or 0.0) + baseline_gpu}
+            self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="setup", **kept)
+            self.setup_failure = _setup_error(outcome.failure or "")
+            progress.gpu_s += baseline_gpu
+            progress.last = f"{outcome.key}: its run could not be set up ({self.setup_failure}); the suite stops"
             return
         summary = outcome.summary or {}
         spend = {"gpu_s": (summary.get("gpu_seconds") or 0.0) + baseline_gpu,
@@ -156,7 +173,9 @@ class Driver:
             while queue or busy:
                 self._tick()
                 rows = self.ledger.problems()
-                stop = stop or budget.spent_reason(self.config.totals, self._spent(rows))
+                stop = stop or budget.spent_reason(self.config.totals, self._spent(rows)) or (
+                    self.setup_failure and f"a run could not be set up on this machine ({self.setup_failure}), so "
+                    "every problem would fail alike: fix it, then resume")
                 while queue and stop is None:
                     key = queue[0]
                     row = self.ledger.problem(key)

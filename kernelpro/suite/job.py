@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kernelpro.exit_codes import BAD_INPUT, FAILED, NO_IMPROVEMENT, OK
+from kernelpro.exit_codes import BAD_INPUT, FAILED, NO_IMPROVEMENT, OK, SETUP_FAILED
 from kernelpro.suite.budget import Limits
 
-FailureKind = Literal["problem", "crash", "hang", "lost"]
+FailureKind = Literal["problem", "crash", "hang", "lost", "setup"]
 
 
 class JobSpec(BaseModel):
@@ -133,6 +133,8 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
         return None, "hang", f"{stage} ran past the limit of {timeout_s:.0f} s and was killed"
     if code == BAD_INPUT:
         return None, "problem", _error_line(tail)
+    if code == SETUP_FAILED:  # the machine, not the problem: the driver stops the suite
+        return None, "setup", _error_line(tail)
     try:
         data = json.loads(last)
     except ValueError:

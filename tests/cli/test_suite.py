@@ -1,6 +1,6 @@
 """`kernelpro suite` end to end in real processes: the driver killed with SIGKILL in the middle of a problem,
-then resumed; a problem that is not one is recorded failed and the suite goes on; status and report read the
-ledger while the suite runs."""
+then resumed; a problem that is not one is recorded failed and the suite goes on; a machine that cannot set a run
+up stops the suite; status and report read the ledger while the suite runs."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from kernelpro.cli.main import app
+from kernelpro.exit_codes import SETUP_FAILED
 from tests.conftest import DATA
+from tests.support.openai_server import openai_server_fixture  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -130,3 +132,33 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
     md = (runs / suite_id / "suite.md").read_text()  # the driver's, at the end
     assert "### problem (1)" in md and "missing Model" in md and "| scale_relu | " in md and "[report](runs/" in md
     assert "against the fastest torch.compile" not in md  # eager was the only baseline
+
+
+def test_a_machine_that_cannot_set_a_run_up_stops_the_suite_and_keeps_the_problem_pending(openai_server, tmp_path):
+    """A dependency that does not import (here a wrong package of chromadb's name first on the path, as a broken
+    install leaves it) would fail every problem alike: the suite stops at the first, says why, keeps that
+    problem pending for the resume after the fix, and exits with SETUP_FAILED."""
+    shadow = tmp_path / "shadow"
+    (shadow / "chromadb").mkdir(parents=True)
+    (shadow / "chromadb" / "__init__.py").write_text("")
+    source = tmp_path / "problems"
+    source.mkdir()
+    for name in ("scale_relu.py", "repeated_relu.py"):
+        shutil.copy(DATA / "problems" / name, source / name)
+    env = environment(tmp_path) | {"KERNELPRO_LLM__MODEL": "openai/test-model",
+                                   "KERNELPRO_LLM__API_BASE": openai_server.base_url,
+                                   "KERNELPRO_LLM__API_KEY": "sk-loopback", "KERNELPRO_LLM__RETRY_BACKOFF_S": "0.01"}
+    env["PYTHONPATH"] = os.pathsep.join([str(shadow), env["PYTHONPATH"]])
+    proc = cli(["suite", "run", str(source), "--device", "cpu", "--max-iters", "1", "--runs-dir",
+                str(tmp_path / "suites"), "--json"], env, tmp_path)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == SETUP_FAILED, stderr[-3000:]
+    result = last_json(stdout)
+    assert result["status"] == "stopped" and result["failed"] == 0 and result["finished"] == 0
+    assert result["stop_reason"].startswith("a run could not be set up on this machine (ImportError: cannot import")
+    assert "chromadb" in result["stop_reason"] and result["stop_reason"].endswith("2 problem(s) not started")
+    with sqlite3.connect(result["ledger"]) as conn:
+        rows = dict(conn.execute("SELECT key, state || ',' || attempts || ',' || COALESCE(failure_kind, '') "
+                                 "FROM problems").fetchall())
+    assert sorted(rows.values()) == ["pending,0,", "pending,1,setup"]  # the second never started
+    assert "continue with: kernelpro suite run --resume " + result["suite_id"] in stderr

@@ -73,6 +73,9 @@ def test_what_a_child_leaves_says_how_it_ended():
     assert _parse(0, "not json", "", 60, "the optimisation")[1] == "crash"
     refused = _parse(2, "", "No language model...\nerror: p.py: no such file\n", 60, "the optimisation")
     assert refused == (None, "problem", "error: p.py: no such file")
+    broken = _parse(5, "", "error: could not set up the run (ModuleNotFoundError: No module named 'chromadb'); fix "
+                    "it and continue with: kernelpro optimize --resume r-1\n", 60, "the optimisation")
+    assert broken[1] == "setup" and "No module named 'chromadb'" in broken[2]
     assert _parse(None, "", "", 90.4, "the baselines") == \
         (None, "hang", "the baselines ran past the limit of 90 s and was killed")
 

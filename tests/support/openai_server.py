@@ -31,6 +31,18 @@ class Completion:
     completion_tokens: int | None = None
 
 
+def probe_reply(body: dict[str, Any]) -> Completion | None:
+    """What a model that calls tools answers to kernelpro's tool-calling probe (``kernelpro.llm_probe``), or None
+    if ``body`` is not the probe. A responder that scripts a conversation answers the probe with this first, so
+    a process's one probe does not take the conversation's first reply."""
+    from kernelpro.llm_probe import PROBE_TOOL
+
+    names = [tool.get("function", {}).get("name") for tool in body.get("tools") or []]
+    if names == [PROBE_TOOL["function"]["name"]]:
+        return Completion(None, [(PROBE_TOOL["function"]["name"], {"ready": True})])
+    return None
+
+
 @dataclass
 class HttpError:
     """An error status with an OpenAI-style error body, e.g. 429 (rate limit) or 500."""
