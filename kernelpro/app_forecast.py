@@ -7,6 +7,7 @@ forecaster carries the line that says which and why (``tool_calling``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from kernelpro.config import Settings
@@ -33,7 +34,7 @@ def forecaster_by_name(settings: Settings, name: str, train: Sequence[Any] | Non
             return ClassPrior([r.speed_class for r in usable])
         if train:
             return ModelFree.fit(inputs_for_rows(usable, _stats_settings(settings)), [r.speed_class for r in usable])
-        return ModelFree.load(settings.forecast.model_path)
+        return _saved_model_free(settings)
     from kernelpro.agents.forecaster import LLMForecaster
     from kernelpro.llm import chat_model, llm_configured, why_no_llm
     from kernelpro.tools.profiling.gpu_specs import lookup
@@ -47,6 +48,18 @@ def forecaster_by_name(settings: Settings, name: str, train: Sequence[Any] | Non
     model = chat_model(settings, "forecaster", meter=meter)
     calling = resolve(settings.llm.tool_calling, {"forecaster": model})  # the agents' probe, if any, is reused
     return LLMForecaster(model, table, defer=name == "llm_defer", mode=calling.mode, tool_calling=calling.why)
+
+
+def _saved_model_free(settings: Settings) -> Any:
+    """The user's fit at ``forecast.model_path``; where that is the default path and nothing is fitted there yet,
+    the fit shipped with kernelpro (a path the user chose must hold a fit)."""
+    from kernelpro.config.forecast import ForecastSettings
+    from kernelpro.forecast.model_free import ModelFree
+
+    path = Path(settings.forecast.model_path).expanduser()
+    if not path.is_file() and path == Path(ForecastSettings().model_path).expanduser():
+        return ModelFree.builtin()
+    return ModelFree.load(path)
 
 
 def _stats_settings(settings: Settings) -> Any:

@@ -23,6 +23,11 @@ from kernelpro.forecast.features import Inputs, feature_names, features
 
 ROOF_SLACK = 1.25
 FORMAT = "kernelpro-forecaster/1"
+BUILTIN = Path(__file__).with_name("builtin_forecaster.json")
+"""The fit shipped with kernelpro, so the gate works before a user has judged anything: 171 correct real
+LLM-written candidates (CUDA-L1's release) judged on an H200, ``benchmarks/results/forecast_dataset_h200.jsonl``.
+Made by ``kernelpro forecast fit benchmarks/results/forecast_dataset_h200.jsonl --out
+kernelpro/forecast/builtin_forecaster.json``; fit it again when the features change (a test says so)."""
 
 
 class ModelError(ValueError):
@@ -122,6 +127,13 @@ class ModelFree:
             raise ModelError(f"{path}: fitted on other features than this version computes; fit it again")
         return cls(data["names"], np.asarray(data["mean"]), np.asarray(data["scale"]),
                    np.asarray(data["weights"]), np.asarray(data["bias"]), trained_on=int(data["trained_on"]))
+
+    @classmethod
+    def builtin(cls) -> ModelFree:
+        """The shipped fit (``BUILTIN``), named as such wherever its forecasts are shown."""
+        model = cls.load(BUILTIN)
+        model.name = f"model_free built-in, {model.trained_on} H200 candidates"
+        return model
 
 
 class ClassPrior:

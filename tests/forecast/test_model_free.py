@@ -1,10 +1,13 @@
-"""The model-free forecaster learns from static features, respects the roofline, and saves and loads."""
+"""The model-free forecaster learns from static features, respects the roofline, saves and loads, and ships with a
+fit the gate uses until the user fits one."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from kernelpro.app_forecast import forecaster_by_name
+from kernelpro.config import Settings
 from kernelpro.forecast.dataset import split_by_problem
 from kernelpro.forecast.evaluate import evaluate, inputs_for, scored_rows
 from kernelpro.forecast.features import Inputs, feature_names, features
@@ -75,3 +78,24 @@ def test_candidates_of_degenerate_problems_are_neither_scored_nor_learned_from()
     report, _ = evaluate(ClassPrior([4]), rows)
     assert report["failures_left_out"] == 1 and report["degenerate_left_out"] == 1 and report["all"]["n"] == 8
     assert rows[0] not in scored_rows(rows)
+
+
+def test_the_shipped_fit_loads_with_the_features_this_version_computes():
+    """When the features change, this fails until the shipped fit is made again (``model_free.BUILTIN``)."""
+    model = ModelFree.builtin()
+    assert model.names == feature_names() and model.trained_on >= 150
+    assert model.name == f"model_free built-in, {model.trained_on} H200 candidates"
+    forecast = model.forecast([inputs_for(r) for r in scored_rows(judged_rows())[:3]])
+    assert len(forecast) == 3 and all(abs(sum(f.probabilities) - 1) < 1e-6 for f in forecast)
+
+
+def test_the_gate_uses_the_shipped_fit_until_the_user_fits_one(tmp_path):
+    settings = Settings()
+    if settings.forecast.model_path.expanduser().is_file():
+        pytest.skip("this machine has a fit of its own at the default path")
+    assert forecaster_by_name(settings, "model_free").name.startswith("model_free built-in")
+    settings.forecast.model_path = tmp_path / "mine.json"  # a path the user chose must hold a fit
+    with pytest.raises(ModelError, match="no fitted forecaster"):
+        forecaster_by_name(settings, "model_free")
+    fitted(judged_rows()).save(settings.forecast.model_path)
+    assert forecaster_by_name(settings, "model_free").name == "model_free"
