@@ -109,3 +109,10 @@ class HarnessSettings(BaseModel):
     """Refuse to judge in a worker that did not get every protection ``isolate`` asks for."""
     gpu_devices: list[int] | None = None
     """CUDA device indices to judge on, one worker each, when the device is ``cuda``; None: every visible GPU."""
+    device_lock: Literal["auto", "on", "off"] = "auto"
+    """One judgment (checks, timing, energy) or Nsight Compute profile at a time on a device, across every
+    kernelpro process on the machine (``harness/device_lock.py``), so processes sharing a GPU never time each
+    other's kernels: ``auto`` locks GPUs, ``on`` the CPU too, ``off`` nothing."""
+    device_lock_dir: Path | None = None
+    """Where the lock files live; None: ``kernelpro-device-locks`` in the system's temporary directory, shared
+    by every user of the machine."""

@@ -20,6 +20,10 @@ class SuiteSettings(BaseModel):
     cpu_lanes: int = Field(1, ge=1)
     """Problems run at once on a machine without a GPU (with GPUs: one per visible GPU, ``harness.gpu_devices``
     when set)."""
+    lanes_per_gpu: int = Field(1, ge=1, le=8)
+    """Problems run at once on each GPU. Above 1, one problem's process starts, compiles and model calls overlap
+    another's judging, and the device lock (``harness.device_lock``) lets one judgment or profile at a time use
+    the GPU, so measurements never overlap; worth it where model calls or compiles leave the GPU idle."""
     default_max_iters: int = Field(8, ge=1)
     """Candidates judged per problem when ``--max-iters`` is not given."""
     problem_timeout_s: float = Field(4 * 3600.0, gt=0)

@@ -21,6 +21,7 @@ from typing import Any
 
 from kernelpro.config import HarnessSettings, Settings
 from kernelpro.harness.compile_ahead import compile_ahead
+from kernelpro.harness.device_lock import device_lock
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
@@ -50,13 +51,15 @@ def lane_devices(device: str, harness: HarnessSettings) -> list[str]:
 @dataclass
 class PipelineStats:
     """What the pipeline did: candidates judged in workers, worker starts, why workers were replaced, and the
-    ``load_inline`` builds of its pool (``inline_pool_width`` 0: it never started)."""
+    ``load_inline`` builds of its pool (``inline_pool_width`` 0: it never started), and the time its lanes waited
+    for the device lock (``device_lock``) while other processes judged on their devices."""
 
     judged: int = 0
     worker_starts: int = 0
     restarts: list[str] = field(default_factory=list)
     inline: InlineCounts = field(default_factory=InlineCounts)
     inline_pool_width: int = 0
+    device_lock_wait_s: float = 0.0
 
 
 class Lane:
@@ -67,6 +70,7 @@ class Lane:
         persistent = settings.harness.worker_mode == "persistent"
         self.worker = LongLivedWorker(device, settings.harness, protected_paths(settings)) if persistent else None
         self.judged = 0
+        self.lock_wait_s = 0.0  # waited for the device lock while another process judged on this device
 
     def judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool,
               inline: dict[str, Any] | None = None) -> EvalResult:
@@ -74,9 +78,13 @@ class Lane:
         if inline is not None:
             job["inline"] = inline
         try:
-            outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
+            if self.worker is not None and self.worker.proc is None:
+                self.worker.start()  # outside the device lock: a start measures nothing
+            with device_lock(self.device, self.settings.harness) as waited:
+                outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
         except WorkerStartError as exc:
             return EvalResult(status="runtime_error", reason="worker_error", message=str(exc), guards=found)
+        self.lock_wait_s += waited
         self.judged += 1
         result = classify(outcome, self.settings)
         result.guards = [*found, *[g for g in result.guards if g not in found]]
@@ -116,7 +124,8 @@ class Pipeline:
         return PipelineStats(judged=sum(lane.judged for lane in self.lanes),
                              worker_starts=sum(w.starts for w in workers),
                              restarts=[reason for w in workers for reason in w.restarts],
-                             inline=self.inline.counts, inline_pool_width=self.inline.width)
+                             inline=self.inline.counts, inline_pool_width=self.inline.width,
+                             device_lock_wait_s=sum(lane.lock_wait_s for lane in self.lanes))
 
     def judge(self, items: list[Item], timing: bool = True,
               on_verdict: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:

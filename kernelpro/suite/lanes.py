@@ -1,5 +1,5 @@
-"""The lanes a suite runs problems on at once: one per visible GPU (or ``harness.gpu_devices``), or
-``suite.cpu_lanes`` on a machine judged on its CPU.
+"""The lanes a suite runs problems on at once: ``suite.lanes_per_gpu`` per visible GPU (or
+``harness.gpu_devices``), or ``suite.cpu_lanes`` on a machine judged on its CPU.
 
 A GPU lane's children see that GPU alone (``CUDA_VISIBLE_DEVICES``), and judge on it as their GPU 0. Their
 compile pools share the machine's CPUs: each lane gets its share of the cores (unless ``compile.workers`` or
@@ -12,19 +12,14 @@ import os
 from dataclasses import dataclass, field
 
 from kernelpro.config import Settings
+from kernelpro.harness.device_lock import physical_gpu
 
 
 @dataclass(frozen=True)
 class Lane:
     name: str
     env: dict[str, str] = field(default_factory=dict)
-    gpus: int = 0
-
-
-def _physical(index: int) -> str:
-    # CUDA_VISIBLE_DEVICES is CUDA's, not a kernelpro setting: the driver's GPU i is its i-th entry.
-    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
-    return visible[index] if index < len(visible) else str(index)
+    gpus: float = 0  # a Ray actor's share of a GPU
 
 
 def cpu_share(settings: Settings, lanes: int) -> dict[str, str]:
@@ -39,10 +34,13 @@ def cpu_share(settings: Settings, lanes: int) -> dict[str, str]:
 
 
 def gpu_lanes(indices: list[int], settings: Settings) -> list[Lane]:
-    shared = cpu_share(settings, len(indices))
-    return [Lane(name=f"gpu{i}", gpus=1, env={**shared, "CUDA_VISIBLE_DEVICES": _physical(i),
-                                              "KERNELPRO_HARNESS__GPU_DEVICES": "[0]"})
-            for i in indices]
+    """``suite.lanes_per_gpu`` lanes per GPU (``gpu0``, or ``gpu0.0``, ``gpu0.1``...); lanes of one GPU overlap
+    everything but their measurements, which the device lock takes in turn."""
+    per_gpu = settings.suite.lanes_per_gpu
+    shared = cpu_share(settings, len(indices) * per_gpu)
+    return [Lane(name=f"gpu{i}" if per_gpu == 1 else f"gpu{i}.{j}", gpus=1 / per_gpu,
+                 env={**shared, "CUDA_VISIBLE_DEVICES": physical_gpu(i), "KERNELPRO_HARNESS__GPU_DEVICES": "[0]"})
+            for i in indices for j in range(per_gpu)]
 
 
 def local_lanes(device: str, settings: Settings) -> list[Lane]:

@@ -63,8 +63,9 @@ class RayBackend:
             gpus = int(ray.cluster_resources().get("GPU", 0))
             if gpus < 1:
                 raise RayUnavailable("the Ray cluster has no GPUs; run on --device cpu or add GPU nodes")
-            lanes = [Lane(name=f"ray{i}", gpus=1, env={"KERNELPRO_HARNESS__GPU_DEVICES": "[0]"})
-                     for i in range(gpus)]  # Ray sets each actor's CUDA_VISIBLE_DEVICES to its own GPU
+            per_gpu = settings.suite.lanes_per_gpu  # a share of a GPU each; the device lock takes turns
+            lanes = [Lane(name=f"ray{i}", gpus=1 / per_gpu, env={"KERNELPRO_HARNESS__GPU_DEVICES": "[0]"})
+                     for i in range(gpus * per_gpu)]  # Ray sets each actor's CUDA_VISIBLE_DEVICES to its GPU
         else:
             lanes = [Lane(name=f"ray{i}") for i in range(settings.suite.cpu_lanes)]
         return cls(ray, lanes)

@@ -44,3 +44,14 @@ def test_each_gpu_lane_sees_its_own_gpu_and_a_share_of_the_cores(monkeypatch):
     settings = Settings()
     settings.compile.workers = 3
     assert "KERNELPRO_COMPILE__WORKERS" not in gpu_lanes([0], settings)[0].env
+
+
+def test_lanes_per_gpu_share_the_gpu_and_the_cores(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    settings = Settings()
+    settings.suite.lanes_per_gpu = 2
+    lanes = gpu_lanes([0, 1], settings)
+    assert [(lane.name, lane.env["CUDA_VISIBLE_DEVICES"], lane.gpus) for lane in lanes] == [
+        ("gpu0.0", "4", 0.5), ("gpu0.1", "4", 0.5), ("gpu1.0", "5", 0.5), ("gpu1.1", "5", 0.5)]
+    assert {lane.env["KERNELPRO_COMPILE__WORKERS"] for lane in lanes} == {"4"}

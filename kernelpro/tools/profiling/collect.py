@@ -23,6 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from kernelpro.config import load_settings
+from kernelpro.harness.device_lock import device_lock
 from kernelpro.harness.limited_run import run_limited
 from kernelpro.harness.sandbox import worker_environment
 from kernelpro.tools.profiling import ncu_errors
@@ -115,12 +117,13 @@ def profile_command(target: list[str], options: NcuOptions | None = None, workdi
     cmd = ncu_command(ncu, target, export, options, nvtx_range)
     result = ProfileResult(source="ncu", ok=False, command=cmd, ncu_version=ncu_version(ncu),
                            log_path=str(workdir / "ncu.log"))
-    if options.measure_overhead:
-        code, _, plain = run_limited(target, workdir, env, options.timeout_s)
-        result.plain_wall_s = plain if code == 0 else None
     report = export.with_suffix(".ncu-rep")
     report.unlink(missing_ok=True)  # a report left by an earlier run must not pass for this one's
-    code, output, wall = run_limited(cmd, workdir, env, options.timeout_s)
+    with device_lock("cuda", load_settings().harness):  # no other process measures on the GPU meanwhile
+        if options.measure_overhead:
+            code, _, plain = run_limited(target, workdir, env, options.timeout_s)
+            result.plain_wall_s = plain if code == 0 else None
+        code, output, wall = run_limited(cmd, workdir, env, options.timeout_s)
     Path(result.log_path).write_text(output)
     result.wall_s = wall
     if result.plain_wall_s is not None:
