@@ -2,7 +2,7 @@
 
     python benchmarks/suite_kernelbench.py --extract /work/.mirror/ScalingIntelligence+KernelBench/repo
     python benchmarks/suite_kernelbench.py --out OUT [--tasks 1-20] [--max-iters 1] [--time-budget 9m]
-        [--baselines eager,compile_default] [--timing-budget-s 3] [--profile]
+        [--baselines eager,compile_default] [--timing-budget-s 3] [--profile] [--lanes-per-gpu 1]
 
 The first form (on a machine with the KernelBench mirror, a bare git directory) extracts levels 1 and 2 into
 ``benchmarks/inputs/kernelbench/KernelBench/`` (gitignored: the project never ships KernelBench's problems).
@@ -59,6 +59,8 @@ def main() -> None:
     parser.add_argument("--timing-budget-s", type=float, default=3.0,
                         help="harness.timing_budget_s: each verdict's timing cap (the finalists' is 3x).")
     parser.add_argument("--profile", action="store_true", help="Profile candidates with ncu (slower).")
+    parser.add_argument("--lanes-per-gpu", type=int, default=1,
+                        help="suite.lanes_per_gpu: problems at once per GPU, their measurements taking turns.")
     args = parser.parse_args()
     if args.extract:
         extract(args.extract)
@@ -68,7 +70,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     settings = {"KERNELPRO_SUITE__BASELINES": json.dumps(args.baselines.split(",")),
                 "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
-                "KERNELPRO_HARNESS__TIMING_BUDGET_S": str(args.timing_budget_s)}
+                "KERNELPRO_HARNESS__TIMING_BUDGET_S": str(args.timing_budget_s),
+                "KERNELPRO_SUITE__LANES_PER_GPU": str(args.lanes_per_gpu)}
     env = {**os.environ, **settings}
     command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), "--level", "1", "--level",
                "2", "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",

@@ -5,6 +5,7 @@ CUDA-L1 released for each task (its first and its current version, in turn; see 
     python benchmarks/suite_replay.py prepare [--cases-dir benchmarks/inputs/real_candidates]
     python benchmarks/suite_replay.py run --out OUT [--levels 1 2] [--max-iters 2] [--time-budget 9m]
         [--problems L1_T001 ...] [--device cpu]  (cpu: a smoke test of the script; the kernels need CUDA)
+        [--no-memory] [--lanes-per-gpu N]
 
 ``prepare`` (here, from the cases ``judge_real_candidates.py prepare`` made) writes, gitignored,
 ``benchmarks/inputs/suite_replay/problems/L1_T001.py`` (the KernelBench reference, named after its level and
@@ -77,7 +78,7 @@ class Replayer:
 
 
 def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: str, profile: bool,
-        only: list[str] | None = None) -> None:
+        only: list[str] | None = None, memory: bool = True, lanes_per_gpu: int = 1) -> None:
     problems = sorted(p for p in (INPUTS / "problems").glob("L*_T*.py")
                       if int(p.stem[1]) in levels and (not only or p.stem in only))
     if not problems:
@@ -94,10 +95,11 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: 
         env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
         env.update(loopback_environment(server, str(Path(scratch) / "memory")))
         env.update({"KERNELPRO_SUITE__BASELINES": json.dumps(["eager", "compile_default"]),
-                    "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120"})
+                    "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
+                    "KERNELPRO_SUITE__LANES_PER_GPU": str(lanes_per_gpu)})
         command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(chosen), "--device", device,
                    "--max-iters", str(max_iters), "--time-budget", time_budget, "--runs-dir", str(out / "suite"),
-                   "--json"] + ([] if profile else ["--no-profile"])
+                   "--json"] + ([] if profile else ["--no-profile"]) + ([] if memory else ["--no-memory"])
         started = time.monotonic()
         with (out / "suite_replay.log").open("w") as log:
             done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
@@ -130,11 +132,15 @@ def main() -> None:
     go.add_argument("--device", default="cuda", help="cpu for a smoke test of the script itself")
     go.add_argument("--profile", action="store_true", help="Profile candidates with ncu (slower).")
     go.add_argument("--problems", nargs="+", help="Only these problems (e.g. L1_T001 L2_T033).")
+    go.add_argument("--no-memory", action="store_true",
+                    help="Without the search memory (on a machine its embedding model cannot travel to).")
+    go.add_argument("--lanes-per-gpu", type=int, default=1, help="suite.lanes_per_gpu")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.cases_dir)
     else:
-        run(args.out, args.levels, args.max_iters, args.time_budget, args.device, args.profile, args.problems)
+        run(args.out, args.levels, args.max_iters, args.time_budget, args.device, args.profile, args.problems,
+            memory=not args.no_memory, lanes_per_gpu=args.lanes_per_gpu)
 
 
 if __name__ == "__main__":
