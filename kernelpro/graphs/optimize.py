@@ -127,7 +127,7 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
         outcome = f"no improvement: keep the reference (no correct candidate is measurably {better})"
     else:
         outcome = "no improvement: keep the reference (no correct candidate)"
-    events.append(f"finished ({status}): {state.get('stop_reason', '')}; {outcome}")
+    events.append(f"run {status}: {state.get('stop_reason', '')}; {outcome}")
     return Command(goto=END, update={**update, "status": status, "events": events, **usage(ctx)})
 
 

@@ -123,7 +123,7 @@ class Driver:
         if outcome.failure_kind == "setup":
             kept = {"baselines": baselines, "gpu_s": (row.gpu_s or 0.0) + baseline_gpu}
             self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="setup", **kept)
-            self.setup_failure = _setup_error(outcome.failure or "")
+            self.setup_failure = _setup_error(outcome.failure or "") or "no error was printed"
             progress.gpu_s += baseline_gpu
             progress.last = f"{outcome.key}: its run could not be set up ({self.setup_failure}); the suite stops"
             return
