@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -94,9 +95,9 @@ def environment(server: OpenAIServer, scratch: Path) -> dict[str, str]:
     return env
 
 
-def conversation(term: Terminal, slow_path: Path) -> dict[str, float]:
+def conversation(term: Terminal, slow_path: Path, took: dict[str, float]) -> None:
+    """Each step's seconds go into ``took`` as it ends, so a conversation cut short keeps the steps it made."""
     prompt = rf"{THREAD} \| \$[0-9.]+ \| (GPU|CPU) \d+ s > "
-    took: dict[str, float] = {}
 
     def step(name: str, keys: str, until: str, timeout: float) -> None:
         start = time.monotonic()
@@ -115,7 +116,6 @@ def conversation(term: Terminal, slow_path: Path) -> dict[str, float]:
     step("budget", "/budget\r", prompt, 60)
     term.send("/quit\r")
     term.expect("resume with: kernelpro chat --thread", 60)
-    return took
 
 
 def thread_markdown(chats: Path) -> tuple[str, dict]:
@@ -150,6 +150,7 @@ def main() -> None:
     parser.add_argument("--slow", type=Path, default=CHAT / "slow_scale_relu.py")
     parser.add_argument("--fixed", type=Path, default=CHAT / "fixed_scale_relu.py")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a caller's timeout still leaves what was said
     out = args.out / "chat_transcript"
     if out.exists():
         shutil.rmtree(out)
@@ -161,9 +162,13 @@ def main() -> None:
         term = Terminal([sys.executable, "-m", "kernelpro.cli", "chat", str(args.problem.resolve()),
                          str(args.slow.resolve()), "--device", args.device, "--thread", THREAD, "--chats-dir",
                          str(chats)], environment(server, Path(scratch)), Path(scratch))
+        took: dict[str, float] = {}
+        failed = None
         try:
-            took = conversation(term, args.slow.resolve())
+            conversation(term, args.slow.resolve(), took)
             term.proc.wait(timeout=60)
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - a step that fails still leaves its transcript
+            failed = f"{type(error).__name__}: {error}"
         finally:
             (out / "transcript.txt").write_text(term.plain_log)
             term.close()
@@ -176,13 +181,15 @@ def main() -> None:
     summary = {"problem": str(args.problem.relative_to(ROOT)) if args.problem.is_relative_to(ROOT) else
                str(args.problem), "device": args.device, "exit_code": term.proc.returncode, "seconds": took,
                "wall_s": round(time.monotonic() - start, 1), "gpu_s": state.get("gpu_s"),
-               "model_requests": len(bodies),
+               "model_requests": len(bodies), "failed": failed,
                "verdicts": {Path(path).name: {k: v.get(k) for k in ("status", "reason", "speedup", "speedup_ci95",
                                                                     "speed_verdict", "candidate_ms",
                                                                     "reference_ms")}
                             for path, v in verdicts.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
+    if failed:
+        sys.exit(f"the conversation stopped early: {failed}")
 
 
 if __name__ == "__main__":
