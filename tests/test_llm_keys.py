@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kernelpro.exit_codes import SETUP_FAILED
 from kernelpro.llm import LLMKeyMissing, chat_model
 from tests.support.openai_server import HttpError, openai_server_fixture  # noqa: F401
 from tests.test_llm import settings_for
@@ -65,5 +66,5 @@ def test_optimize_with_a_refused_key_stops_at_the_start_with_the_fix(openai_serv
            "KERNELPRO_LLM__API_KEY": "sk-wrong", "KERNELPRO_LLM__RETRY_BACKOFF_S": "0.01"}
     result = CliRunner().invoke(app, ["optimize", str(DATA / "problems" / "scale_relu.py"), "--device", "cpu",
                                       "--runs-dir", str(tmp_path / "runs"), "--no-memory"], env=env)
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == SETUP_FAILED, result.output  # a suite stops there: every problem would fail alike
     assert "KERNELPRO_LLM__API_KEY" in " ".join(result.output.split()) and len(openai_server.completions) == 1
