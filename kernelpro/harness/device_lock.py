@@ -72,6 +72,8 @@ def device_lock(device: str, harness: HarnessSettings) -> Iterator[float]:
     except OSError as error:
         warnings.warn(f"cannot open the device lock {path} ({error}): judging on {device} without it, so another "
                       "process's measurements may overlap this one's", RuntimeWarning, stacklevel=3)
+        fd = None
+    if fd is None:
         yield 0.0
         return
     start = time.monotonic()

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.device_lock import device_key, device_lock
 from kernelpro.harness.pipeline import Pipeline
@@ -75,3 +77,11 @@ def test_a_pipeline_judges_only_once_the_device_is_free_and_auto_leaves_the_cpu_
         finally:
             os.killpg(holder.pid, signal.SIGKILL)
             holder.wait(timeout=30)
+
+
+def test_a_lock_that_cannot_be_opened_is_warned_about_and_the_judgment_goes_on(tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    harness = HarnessSettings(device_lock="on", device_lock_dir=blocker / "locks")
+    with pytest.warns(RuntimeWarning, match="cannot open the device lock"), device_lock("cpu", harness) as waited:
+        assert waited == 0.0
