@@ -174,3 +174,17 @@ def test_the_no_model_notice_says_what_runs_on_this_device():
     gpu = recipes_notice(conv, "cuda", profiled=True, remembered=False)
     assert gpu.startswith("on this GPU: a hand-captured CUDA graph") and "cuDNN autotuning" in gpu
     assert "judged and profiled like" in gpu and "inference_mode" not in gpu
+
+
+@pytest.mark.parametrize(("host_bound", "first"), [(None, "cuda_graph"), (True, "cuda_graph"),
+                                                   (False, "compile_max_autotune_no_cudagraphs")])
+def test_graph_recipes_go_after_the_graph_free_ones_once_the_reference_is_found_gpu_bound(host_bound, first):
+    tree = VariantTree.with_root(problem("matmul_relu").source)
+    judged = tree.spawn(tree.root.id, "", "judged", "recipe:tf32")  # any verdict carries the reference's nature
+    tree.record(judged.id, EvalResult(status="ok", correct=True, speedup=1.0, host_bound=host_bound))
+    offered = recipe_expansions(tree, tree.root.id, "cuda")
+    assert offered[0].name == first and [r.prior for r in offered] == sorted((r.prior for r in offered), reverse=True)
+    graphs = [r for r in offered if {"cuda_graph", "compile_reduce_overhead", "compile_max_autotune"} & set(
+        r.ingredients)]
+    free = [r for r in offered if r not in graphs and r.name.startswith("compile")]
+    assert (max(r.prior for r in graphs) < min(r.prior for r in free)) == (host_bound is False)
