@@ -104,8 +104,9 @@ def _attach_rules(kernels: list[KernelMetrics], report: Path, warnings: list[str
 
 
 def profile_command(target: list[str], options: NcuOptions | None = None, workdir: Path | None = None,
-                    nvtx_range: str | None = None, env: dict[str, str] | None = None) -> ProfileResult:
-    """Profile a program (``target`` is its argv) with ncu; nothing falls back here."""
+                    nvtx_range: str | None = None, env: dict[str, str] | None = None,
+                    device: str = "cuda") -> ProfileResult:
+    """Profile a program (``target`` is its argv, running on ``device``) with ncu; nothing falls back here."""
     options = options or NcuOptions()
     ncu = find_ncu(options.ncu)
     if ncu is None:
@@ -119,7 +120,7 @@ def profile_command(target: list[str], options: NcuOptions | None = None, workdi
                            log_path=str(workdir / "ncu.log"))
     report = export.with_suffix(".ncu-rep")
     report.unlink(missing_ok=True)  # a report left by an earlier run must not pass for this one's
-    with device_lock("cuda", load_settings().harness):  # no other process measures on the GPU meanwhile
+    with device_lock(device, load_settings().harness):  # no other process measures on the GPU meanwhile
         if options.measure_overhead:
             code, _, plain = run_limited(target, workdir, env, options.timeout_s)
             result.plain_wall_s = plain if code == 0 else None
@@ -183,7 +184,8 @@ def torch_profile_problem(reference_source: str, candidate_source: str | None = 
     seed = secrets.randbits(62) if seed is None else seed
     cmd, result_path = _target_job(workdir, reference_source, candidate_source, device, "torch_profiler", options,
                                    seed)
-    code, output, wall = run_limited(cmd, workdir, worker_environment(), options.timeout_s)
+    with device_lock(device, load_settings().harness):  # its kernel times, too, are the GPU's alone
+        code, output, wall = run_limited(cmd, workdir, worker_environment(), options.timeout_s)
     result = ProfileResult(source="torch.profiler", ok=False, command=cmd, wall_s=wall)
     if code is None:
         result.error_kind, result.error = "timeout", f"the target did not finish within {options.timeout_s:g} s"
@@ -225,7 +227,7 @@ def profile_problem(reference_source: str, candidate_source: str | None = None, 
     else:
         target, answer_path = _target_job(workdir, reference_source, candidate_source, device, "plain", options,
                                           seed)
-        result = profile_command(target, options, workdir, nvtx_range=NVTX_RANGE)
+        result = profile_command(target, options, workdir, nvtx_range=NVTX_RANGE, device=device)
         if result.error_kind == "target_failed" and answer_path.is_file():
             answer = json.loads(answer_path.read_text())
             result.error = f"{result.error}\nthe target's error: {answer.get('error', 'unknown')}"
