@@ -160,9 +160,8 @@ def _prior(names: tuple[str, ...], base_prior: float, traits: ProblemTraits, hos
 
 def reference_host_bound(tree: VariantTree) -> bool | None:
     """Whether the judge found the reference's cost to be its launches (any verdict says), None before one."""
-    found = [v.result["host_bound"] for v in tree.variants.values()
-             if v.result and v.result.get("host_bound") is not None]
-    return bool(found[0]) if found else None
+    return next((bool(v.result["host_bound"]) for v in tree.variants.values()
+                 if v.result and v.result.get("host_bound") is not None), None)
 
 
 def _idea(names: tuple[str, ...]) -> str:
