@@ -5,12 +5,14 @@ Runs inside the worker. Outputs may be a tensor or nested tuples/lists of tensor
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from kernelpro.config import Tolerance
+from kernelpro.harness import chunked
 
 # Memory a candidate never wrote reads as this byte: on the GPU the judge fills and frees blocks before each call,
 # on the CPU glibc fills every allocation with it (worker.poison_allocations). 0xFE, not 0xFF: glibc's perturb
@@ -120,44 +122,73 @@ def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances
                 f"{path}: {int(wrong.sum())} of {ref.numel()} integer elements differ"))
         return Agreement(0.0, 0.0)
 
-    nonfinite = ~torch.isfinite(cand)
-    if bool(nonfinite.any()):
-        return _stale_or(path, cand, nonfinite, Mismatch(
-            "incorrect", "nan_inf", f"{path}: {int(nonfinite.sum())} of {cand.numel()} elements are NaN or Inf"))
-    tol = tolerance_for(ref.dtype, tolerances)
-    ref64, cand64 = ref.double(), cand.double()
-    diff = (cand64 - ref64).abs()
-    slack = 2 * noise * float(ref64.abs().max()) if noise else 0.0
-    allowed = tol.atol + slack + tol.rtol * ref64.abs()
-    wrong = diff > allowed
-    max_abs = float(diff.max())
-    max_rel = float((diff / ref64.abs().clamp_min(tol.atol)).max())
-    if bool(wrong.any()):
-        index = tuple(int(i) for i in torch.nonzero(wrong)[0])
-        return _stale_or(path, cand, wrong, Mismatch(
-            "incorrect", "value_mismatch",
-            f"{path}: {int(wrong.sum())} of {ref.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g}"
-            f"{f' (widened by {slack:.3g}: the reference itself is that far from float64)' if slack else ''}; "
-            f"max abs error {max_abs:.3g}; first at {list(index)}: got {float(cand64[index]):.6g}, "
-            f"expected {float(ref64[index]):.6g}",
-            max_abs, max_rel))
-    return Agreement(max_abs, max_rel)
+    return _compare_floats(path, ref, cand, tolerance_for(ref.dtype, tolerances), noise)
+
+
+def _compare_floats(path: str, ref: torch.Tensor, cand: torch.Tensor, tol: Tolerance, noise: float
+                    ) -> Mismatch | Agreement:
+    """NaN/Inf, then the element-wise tolerance in float64, a slice at a time (``chunked``): the figures of every
+    slice stay on the device and come back in one transfer; only a mismatch looks again at its wrong slices."""
+    ref_row, cand_row = chunked.flat(ref), chunked.flat(cand)
+    slack = 2 * noise * chunked.abs_max(ref) if noise else 0.0
+    parts = list(chunked.slices(ref_row.numel()))
+    figures = []  # per slice: NaN/Inf elements, wrong elements, max abs error, max relative error
+    for part in parts:
+        ref64, cand64 = ref_row[part].double(), cand_row[part].double()
+        diff, magnitude = (cand64 - ref64).abs(), ref64.abs()
+        wrong = diff > tol.atol + slack + tol.rtol * magnitude
+        figures.append(torch.stack([(~torch.isfinite(cand64)).sum().double(), wrong.sum().double(), diff.max(),
+                                    (diff / magnitude.clamp_min(tol.atol)).max()]))
+        del ref64, cand64, diff, magnitude, wrong
+    per_slice = torch.stack(figures).tolist()
+    nonfinite, wrong_total = int(sum(row[0] for row in per_slice)), int(sum(row[1] for row in per_slice))
+
+    def masks(column: int, mask: Callable[[slice], torch.Tensor]) -> Iterator[tuple[slice, torch.Tensor]]:
+        return ((part, mask(part)) for part, row in zip(parts, per_slice, strict=True) if row[column])
+
+    def stale(found: Iterator[tuple[slice, torch.Tensor]]) -> int:
+        return sum(int((poisoned_elements(cand_row[part]) & mask).sum()) for part, mask in found)
+
+    if nonfinite:
+        count = stale(masks(0, lambda part: ~torch.isfinite(cand_row[part])))
+        return _stale_mismatch(path, count) if count else Mismatch(
+            "incorrect", "nan_inf", f"{path}: {nonfinite} of {cand.numel()} elements are NaN or Inf")
+    max_abs, max_rel = max(row[2] for row in per_slice), max(row[3] for row in per_slice)
+    if not wrong_total:
+        return Agreement(max_abs, max_rel)
+    wrong_slices = list(masks(1, lambda part: _wrong_mask(ref_row[part], cand_row[part], tol, slack)))
+    first_part, first_mask = wrong_slices[0]
+    first = first_part.start + int(torch.nonzero(first_mask)[0])
+    count = stale(iter(wrong_slices))
+    return _stale_mismatch(path, count) if count else Mismatch(
+        "incorrect", "value_mismatch",
+        f"{path}: {wrong_total} of {ref.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g}"
+        f"{f' (widened by {slack:.3g}: the reference itself is that far from float64)' if slack else ''}; "
+        f"max abs error {max_abs:.3g}; first at {chunked.unravel(first, ref.shape)}: got "
+        f"{float(cand_row[first]):.6g}, expected {float(ref_row[first]):.6g}",
+        max_abs, max_rel)
+
+
+def _wrong_mask(ref: torch.Tensor, cand: torch.Tensor, tol: Tolerance, slack: float) -> torch.Tensor:
+    ref64 = ref.double()
+    return (cand.double() - ref64).abs() > tol.atol + slack + tol.rtol * ref64.abs()
+
+
+def _stale_mismatch(path: str, stale: int) -> Mismatch:
+    return Mismatch("rejected", "stale_memory",
+                    f"{path}: {stale} elements hold memory the candidate never wrote "
+                    "(the judge's poison pattern): it relies on leftovers from earlier work")
 
 
 def _stale_or(path: str, cand: torch.Tensor, wrong: torch.Tensor, mismatch: Mismatch) -> Mismatch:
     """Name stale memory when the wrong elements still hold the poison the judge left in freed memory."""
-    stale = poisoned_elements(cand) & wrong
-    if bool(stale.any()):
-        return Mismatch("rejected", "stale_memory",
-                        f"{path}: {int(stale.sum())} elements hold memory the candidate never wrote "
-                        "(the judge's poison pattern): it relies on leftovers from earlier work")
-    return mismatch
+    stale = int((poisoned_elements(cand) & wrong).sum())
+    return _stale_mismatch(path, stale) if stale else mismatch
 
 
 def relative_error(value: torch.Tensor, exact: torch.Tensor) -> float:
     """``||value - exact|| / ||exact||`` in float64."""
-    exact64 = exact.double()
-    return float((value.double() - exact64).norm() / exact64.norm().clamp_min(1e-300))
+    return chunked.relative_norm_error(value, exact)
 
 
 def fingerprint(output: Any) -> tuple:
@@ -165,11 +196,11 @@ def fingerprint(output: Any) -> tuple:
     parts: list[Any] = []
     for _, leaf in flatten(output):
         if isinstance(leaf, torch.Tensor) and type(leaf) is torch.Tensor and not leaf.is_meta:
-            flat = leaf.detach().reshape(-1)
-            as64 = flat.double() if flat.is_floating_point() else flat.to(torch.float64)
+            flat = chunked.flat(leaf)
             step = max(1, flat.numel() // 61)
             # one copy to the host for the whole summary: it runs after every timed call
-            summary = torch.cat([as64.nan_to_num().sum().reshape(1), as64[::step][:64].nan_to_num()]).tolist()
+            summary = torch.cat([chunked.finite_sum(flat).reshape(1),
+                                 flat[::step][:64].to(torch.float64).nan_to_num()]).tolist()
             parts.append((tuple(leaf.shape), str(leaf.dtype), summary[0], tuple(summary[1:])))
         else:
             parts.append(repr(leaf))

@@ -11,7 +11,7 @@ from typing import Any
 import psutil
 import torch
 
-from kernelpro.harness import cuda_driver
+from kernelpro.harness import chunked, cuda_driver
 from kernelpro.harness.call_trace import trace_events
 from kernelpro.harness.compare import flatten
 from kernelpro.harness.result import GuardFinding
@@ -80,19 +80,21 @@ def _thread_ids() -> set[int]:
     return set(sys._current_frames()) | {t.ident for t in threading.enumerate() if t.ident is not None}
 
 
-def snapshot_inputs(inputs: Sequence[Any]) -> list[Any]:
-    return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-
-
 def mutated_inputs(before: Sequence[Any], after: Sequence[Any]) -> list[int]:
     """Indices of tensor inputs whose values changed during the call (NaNs compared as equal)."""
-    changed = []
-    for i, (old, new) in enumerate(zip(before, after, strict=True)):
-        if isinstance(old, torch.Tensor) and (old.shape != new.shape or not torch.equal(
-                old.nan_to_num() if old.is_floating_point() else old,
-                new.nan_to_num() if new.is_floating_point() else new)):
-            changed.append(i)
-    return changed
+    return [i for i, (old, new) in enumerate(zip(before, after, strict=True))
+            if isinstance(old, torch.Tensor) and not _same_values(old, new)]
+
+
+def _same_values(old: torch.Tensor, new: torch.Tensor) -> bool:
+    """Equal shapes and values, a slice at a time (``chunked``): no copy of a large input is made."""
+    if old.shape != new.shape or old.dtype != new.dtype:
+        return False
+    if not old.is_floating_point():
+        return torch.equal(old, new)
+    old_row, new_row = chunked.flat(old), chunked.flat(new)
+    return all(torch.equal(old_row[part].nan_to_num(), new_row[part].nan_to_num())
+               for part in chunked.slices(old_row.numel()))
 
 
 def aliased_outputs(inputs: Sequence[Any], output: Any) -> list[str]:

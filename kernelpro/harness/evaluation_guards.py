@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness import integrity, precision, tripwires
 from kernelpro.harness.call_trace import trace_call
@@ -16,9 +18,10 @@ from kernelpro.harness.timing import clone_inputs
 
 
 class Guards:
-    def check_inputs(self, untouched: list[Any], cand_args: list[Any], inputs: list[Any], ref_args: list[Any],
-                     ref_out: Any, cand_out: Any) -> None:
-        mutated = dyn.mutated_inputs(untouched, cand_args)
+    def check_inputs(self, cand_args: list[Any], inputs: list[Any], ref_args: list[Any], ref_out: Any,
+                     cand_out: Any) -> None:
+        """``cand_args`` and ``ref_args`` are copies of ``inputs`` that each model was called on."""
+        mutated = dyn.mutated_inputs(inputs, cand_args)
         if mutated and not dyn.mutated_inputs(inputs, ref_args):
             self.reject(dyn.finding("input_mutation", f"input(s) {mutated} changed during the call"))
         aliased = dyn.aliased_outputs(cand_args, cand_out)
@@ -30,9 +33,17 @@ class Guards:
         how far the reference's own rounding takes it, which the element-wise comparison allows for."""
         if not any(precision.checks_precision(leaf) for _, leaf in flatten(ref_out)):
             return None
+        need, free = precision.oracle_bytes(self.reference, inputs, ref_out), precision.free_device_bytes(self.device)
+        if free is not None and need > free:
+            self.findings.append(dyn.finding(
+                "precision_downgrade", f"float64 oracle skipped: it would take about {need / 2**30:.1f} GiB of GPU "
+                f"memory, {free / 2**30:.1f} GiB are free; precision not checked", severity="info"))
+            return None
         try:
-            oracle_out = precision.oracle_outputs(self.reference, clone_inputs(inputs))
+            oracle_out = precision.oracle_outputs(self.reference, inputs)
         except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the checks are then skipped
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()  # what a failed oracle left cached belongs to the judgment's other steps
             self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
                                              "precision not checked", severity="info"))
             return None

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
+from kernelpro.harness import chunked
 from kernelpro.harness.compare import flatten, relative_error, tolerance_for
 
 CHECKED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -24,9 +25,35 @@ def checks_precision(leaf: Any) -> bool:
 def oracle_outputs(reference: torch.nn.Module, inputs: list[Any]) -> Any:
     """The reference model run in float64 on upcast inputs (raises where an op has no float64 kernel)."""
     oracle = copy.deepcopy(reference).double()
-    upcast = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    upcast = [_fresh_float64(x) for x in inputs]
     with torch.no_grad():
         return oracle(*upcast)
+
+
+def oracle_bytes(reference: torch.nn.Module, inputs: list[Any], ref_out: Any) -> int:
+    """About the most memory the oracle takes: its float64 copies of the weights and inputs, and three outputs'
+    worth in float64 (the output and the intermediates an op chain holds on its way)."""
+    def bytes64(tensors: Any) -> int:
+        return sum(t.numel() * 8 for t in tensors if isinstance(t, torch.Tensor))
+    weights = list(reference.parameters()) + list(reference.buffers())
+    return bytes64(weights) + bytes64(inputs) + 3 * bytes64(leaf for _, leaf in flatten(ref_out))
+
+
+def free_device_bytes(device: torch.device) -> int | None:
+    """What a new allocation can still get on ``device``: the driver's free memory plus what torch's caching
+    allocator holds unused (None off the GPU, where the host's memory is the limit)."""
+    if device.type != "cuda":
+        return None
+    free, _total = torch.cuda.mem_get_info(device)
+    return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+
+
+def _fresh_float64(value: Any) -> Any:
+    """A new tensor for every tensor input, so the oracle cannot change the caller's inputs: the upcast is one
+    already, a float64 or integer tensor is cloned (no extra copy of the inputs is made first)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    return value.double() if value.is_floating_point() and value.dtype != torch.float64 else value.clone()
 
 
 # A reference further than this from its float64 oracle (relative to its largest magnitude) is not rounding but
@@ -40,9 +67,9 @@ def reference_noise(ref_out: Any, oracle_out: Any) -> dict[str, float]:
     for (path, ref), (_, exact) in zip(flatten(ref_out), flatten(oracle_out), strict=True):
         if not checks_precision(ref):
             continue
-        scale = float(exact.double().abs().max())
+        scale = chunked.abs_max(exact)
         if scale > 0:
-            error = float((ref.double() - exact.double()).abs().max()) / scale
+            error = chunked.abs_diff_max(ref, exact) / scale
             if error <= NOISE_CEILING:
                 noise[path] = error
     return noise
