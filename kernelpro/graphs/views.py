@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kernelpro.agents.templates import fence
-from kernelpro.harness.result import EvalResult
+from kernelpro.harness.result import EvalResult, headline
 from kernelpro.harness.stats import CALL_WORDS
 from kernelpro.problem import Problem
 from kernelpro.search.objective import energy_text
@@ -40,7 +40,7 @@ def describe_result(result: EvalResult) -> str:
         energy = energy_text(result)
         return f"ok, {speed}" + (f" {', '.join(notes)}" if notes else "") + timing + (f"; {energy}" if energy else "")
     reason = f"/{result.reason}" if result.reason else ""
-    first_line = result.message.strip().splitlines()[0][:240] if result.message.strip() else ""
+    first_line = headline(result.message)
     return f"{result.status}{reason}" + (f": {first_line}" if first_line else "")
 
 

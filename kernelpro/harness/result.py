@@ -167,3 +167,16 @@ def rejected(findings: list[GuardFinding], **extra: Any) -> EvalResult:
         guards=findings,
         **extra,
     )
+
+
+def headline(message: str, limit: int = 240) -> str:
+    """A verdict's message on one line: its first line, and where that line only introduces what follows (it ends
+    with a colon, as "extension 'x' (line 12) does not build:" does) the first line after it that names an
+    error, or else the next one (a build log opens with its command line, the error comes later)."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0]
+    if first.endswith(":") and len(lines) > 1:
+        first = f"{first} {next((line for line in lines[1:] if 'error' in line.lower()), lines[1])}"
+    return first[:limit]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kernelpro.harness.result import headline
 from kernelpro.report.summary import RoleUsage, RunSummary
 from kernelpro.search.objective import energy_text
 from kernelpro.search.tree import Variant, VariantTree, speedup_text
@@ -147,7 +148,7 @@ class Step:
             energy = energy_text(v.final or first)
             return text.rstrip() + (f"; {energy}" if energy else "")
         message = (v.result or {}).get("message", "") or v.failure
-        return f"{v.verdict}" + (f": {message.splitlines()[0][:200]}" if message else "")
+        return f"{v.verdict}" + (f": {headline(message, 200)}" if message else "")
 
     @property
     def fields(self) -> list[tuple[str, str]]:

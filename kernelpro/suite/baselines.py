@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernelpro.harness.result import EvalResult
+from kernelpro.harness.result import EvalResult, headline
 from kernelpro.problem import Problem
 from kernelpro.search.module_copy import copy_class
 from kernelpro.search.recipe_code import render_candidate
@@ -51,7 +51,7 @@ def summarise(results: dict[str, EvalResult]) -> dict[str, dict[str, Any]]:
     """What the ledger keeps of each baseline's verdict: status, speedup over eager with the interval, times."""
     return {name: {"status": r.status, "reason": r.reason, "correct": r.correct, "speedup": r.speedup,
                    "speedup_ci95": r.speedup_ci95, "speed_verdict": r.speed_verdict, "ms": r.candidate_ms,
-                   "reference_ms": r.reference_ms, "message": r.message.splitlines()[0][:300] if r.message else "",
+                   "reference_ms": r.reference_ms, "message": headline(r.message, 300),
                    "elapsed_s": r.elapsed_s}
             for name, r in results.items()}
 

@@ -29,7 +29,8 @@ def _minutes(value: float | None) -> str:
 
 
 def overview(summary: dict[str, Any], config: dict[str, Any], rows: list[ProblemRow]) -> list[tuple[str, str]]:
-    return [("Suite", summary["suite_id"]), ("Status", f"{summary['status']}: {summary.get('stop_reason') or ''}"),
+    status = summary["status"] + (f": {summary['stop_reason']}" if summary.get("stop_reason") else "")
+    return [("Suite", summary["suite_id"]), ("Status", status),
             ("Sources", ", ".join(config.get("sources", []))), ("Device", str(config.get("device"))),
             ("Policy", str(config.get("policy") or "auto")), ("Objective", suite_objective(config, rows)),
             ("Candidates per problem", str(config.get("max_iters"))),

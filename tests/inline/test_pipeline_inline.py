@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kernelpro.graphs.views import describe_result
 from kernelpro.harness.pipeline import Pipeline
 from kernelpro.problem import parse_problem
 from tests.inline.extensions import BROKEN_SOURCE, PROBLEM, candidate, runtime_candidate
@@ -34,6 +35,8 @@ def test_a_batch_is_built_ahead_then_found_in_the_cache(inline_settings):
     assert in_worker["path"] == "built_in_worker" and f"line {call_line}: a value computed" in in_worker["why"]
     assert (broken.status, broken.reason) == ("compile_error", "kernel_compile_error")
     assert "candidate.py:" in broken.message and "kp_broken" in broken.message
+    # the one line a progress line and a report show names the compiler's complaint, not just "does not build:"
+    assert "does not build:" in describe_result(broken) and "error" in describe_result(broken).split("build:")[1]
     assert broken.elapsed_s is None  # no worker ran
     assert (first.inline.built, first.inline.failed, first.inline_pool_width) == (1, 1, 2)
 
