@@ -62,9 +62,10 @@ class ModelNew(nn.Module):
 '''
 
 
-def judge_batch(device: str, mode: str, isolate: bool, count: int) -> float:
+def judge_batch(device: str, mode: str, isolate: bool, count: int, timing_budget_s: float) -> float:
     """Seconds per candidate for one batch of ``count`` distinct honest candidates."""
     settings = Settings()
+    settings.harness.timing_budget_s = timing_budget_s
     settings.harness.worker_mode = mode
     settings.harness.isolate = isolate
     problem = parse_problem(PROBLEM, "isolation_cost")
@@ -87,25 +88,36 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--timing-budget-s", type=float, default=1.0,
+                        help="harness.timing_budget_s of each judgment (the walls cost the same at any budget)")
     args = parser.parse_args()
     per_candidate: dict[str, list[float]] = {}
-    for _ in range(args.rounds):
+    for round_index in range(args.rounds):
         for mode in ("persistent", "fresh"):
             for isolate in (True, False):
                 key = f"{mode}/{'isolated' if isolate else 'unisolated'}"
-                per_candidate.setdefault(key, []).append(judge_batch(args.device, mode, isolate, args.candidates))
+                seconds = judge_batch(args.device, mode, isolate, args.candidates, args.timing_budget_s)
+                per_candidate.setdefault(key, []).append(seconds)
+                print(f"round {round_index + 1}: {key} {seconds:.3f} s per candidate", flush=True)
+        write(report(args, per_candidate), args.out)  # after every round, so a run cut short keeps its rounds
+    print(json.dumps(report(args, per_candidate), indent=2))
+
+
+def report(args: argparse.Namespace, per_candidate: dict[str, list[float]]) -> dict:
     medians = {key: statistics.median(values) for key, values in per_candidate.items()}
-    report = {
+    return {
         "device": args.device, "host": platform.node(), "python": platform.python_version(),
-        "walls": probe_worker_isolation(), "candidates_per_batch": args.candidates, "rounds": args.rounds,
+        "walls": probe_worker_isolation(), "candidates_per_batch": args.candidates,
+        "rounds": len(next(iter(per_candidate.values()))), "timing_budget_s": args.timing_budget_s,
         "seconds_per_candidate": per_candidate, "median_s": medians,
         "isolation_cost_s": {mode: medians[f"{mode}/isolated"] - medians[f"{mode}/unisolated"]
                              for mode in ("persistent", "fresh")},
     }
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+
+
+def write(record: dict, out: Path | None) -> None:
+    if out:
+        out.write_text(json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
     python benchmarks/suite_kernelbench.py --extract /work/.mirror/ScalingIntelligence+KernelBench/repo
     python benchmarks/suite_kernelbench.py --out OUT [--tasks 1-20] [--max-iters 1] [--time-budget 9m]
-        [--baselines eager,compile_default] [--timing-budget-s 3] [--profile] [--lanes-per-gpu 1]
+        [--baselines eager,compile_default] [--timing-budget-s 3] [--profile] [--lanes-per-gpu 1] [--resume]
 
 The first form (on a machine with the KernelBench mirror, a bare git directory) extracts levels 1 and 2 into
 ``benchmarks/inputs/kernelbench/KernelBench/`` (gitignored: the project never ships KernelBench's problems).
@@ -12,9 +12,12 @@ writes under OUT: ``suite_kernelbench.json`` (the command, the suite's JSON obje
 against the fastest compile baseline, geomean, per level, GPU and wall time), ``suite_kernelbench.log`` (the
 progress), and ``suite/``: the suite directory (``suite.md``, ``suite.html``, plots, the ledger, every
 problem's run with its report). The suite stops starting problems when ``--time-budget`` is spent, so the
-script ends inside a fixed device-time slot (problems not started are listed as such). By an estimate not yet
-measured, a problem takes up to about a minute of one GPU here (two child processes, the compile baseline, one
-recipe, the finalists' re-judgment), so 40 problems within ten minutes want a four-GPU host.
+script ends inside a fixed device-time slot (problems not started are listed as such). Measured on one H200
+with ``--lanes-per-gpu 4``: 0.9-1.6 wall-minutes a problem (two child processes, the compile baseline, one
+recipe, the finalists' re-judgment), 20 level-1 problems in 6.9 minutes. A suite longer than one slot: give the
+whole ``--time-budget`` at the start (the suite counts only its active time), let the slot's end kill it, and
+run ``--resume`` with the same OUT in the next slot; the suite starts the interrupted problems again from their
+checkpoints.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="Profile candidates with ncu (slower).")
     parser.add_argument("--lanes-per-gpu", type=int, default=1,
                         help="suite.lanes_per_gpu: problems at once per GPU, their measurements taking turns.")
+    parser.add_argument("--resume", action="store_true",
+                        help="Finish the suite already under OUT (after a kill); its own budgets and settings hold.")
     args = parser.parse_args()
     if args.extract:
         extract(args.extract)
@@ -73,12 +78,19 @@ def main() -> None:
                 "KERNELPRO_HARNESS__TIMING_BUDGET_S": str(args.timing_budget_s),
                 "KERNELPRO_SUITE__LANES_PER_GPU": str(args.lanes_per_gpu)}
     env = {**os.environ, **settings}
-    command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), "--level", "1", "--level",
-               "2", "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
-               str(args.max_iters), "--time-budget", args.time_budget, "--runs-dir", str(args.out / "suite"),
-               "--no-memory", "--json"] + ([] if args.profile else ["--no-profile"])
+    if args.resume:
+        suites = sorted((args.out / "suite").glob("suite-*"))
+        if len(suites) != 1:
+            sys.exit(f"--resume needs exactly one suite under {args.out / 'suite'}; found {len(suites)}")
+        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", "--resume", suites[0].name,
+                   "--runs-dir", str(args.out / "suite"), "--json"]
+    else:
+        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), "--level", "1",
+                   "--level", "2", "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
+                   str(args.max_iters), "--time-budget", args.time_budget, "--runs-dir", str(args.out / "suite"),
+                   "--no-memory", "--json"] + ([] if args.profile else ["--no-profile"])
     start = time.monotonic()
-    with (args.out / "suite_kernelbench.log").open("w") as log:
+    with (args.out / "suite_kernelbench.log").open("a" if args.resume else "w") as log:
         done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
     wall = time.monotonic() - start
     lines = done.stdout.strip().splitlines()
