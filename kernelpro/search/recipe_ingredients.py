@@ -4,9 +4,10 @@ Priors order the recipes before anything is judged (higher first), one per devic
 on. On a GPU, eager PyTorch on small problems is bound by the host's launch cost (a level-2 KernelBench problem
 of 0.1-0.4 ms is mostly kernel launches), so the hand-captured CUDA graph of the whole forward comes first, then
 the graph-free compile modes; torch.compile's own graph modes (reduce-overhead, max-autotune) lost to their
-wrapper's cost on small problems on the H200 (0.5-0.9x in benchmarks/results/optimize_recipes_h200.json). Once
-a verdict shows the reference is GPU-bound, not host-bound, the graph recipes go after the graph-free ones
-(``recipes.GRAPH_ON_GPU_BOUND``): a graph saves launches and pays a copy of every input. On the
+wrapper's cost on small problems on the H200 (0.5-0.9x in benchmarks/results/optimize_recipes_h200.json). When
+the inputs are large (``recipes.GRAPH_COPY_BYTES``) or once a verdict shows the reference is GPU-bound, not
+host-bound, the graph recipes go after the graph-free ones (``recipes.GRAPH_ON_GPU_BOUND``): a graph saves
+launches and pays a copy of every input. On the
 CPU the cheap, always-safe variants come first (no autograd bookkeeping, one thread for small work), then
 torch.compile, whose first call compiles C++ for tens of seconds.
 """

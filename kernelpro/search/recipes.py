@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from kernelpro.config import Tolerance
 from kernelpro.harness.cpu_load import usable_cores
 from kernelpro.problem import Problem
+from kernelpro.search.input_size import input_bytes
 from kernelpro.search.module_copy import copy_class
 from kernelpro.search.recipe_code import CUDAGRAPH_COMPILE_MODES, render_candidate
 from kernelpro.search.recipe_ingredients import COMBINATIONS, INGREDIENTS, compatible, compatible_all
@@ -39,6 +40,13 @@ GRAPH_ON_GPU_BOUND = 0.5
 its graph-free counterpart: ``cuda_graph`` 0.69x, ``compile_default+cuda_graph`` 1.50x against
 ``compile_default`` 3.08x, ``compile_max_autotune`` 0.93x against its no-cudagraphs mode's 2.05x; halving
 puts them after the graph-free modes (priors 0.5-0.8) there and leaves them first on host-bound problems."""
+GRAPH_COPY_BYTES = 4 * 2**20
+"""Inputs above this (read from the source, ``input_size``) put the graph recipes after the graph-free ones
+before any verdict, and whatever the verdicts say: a graph copies every input into its static buffers on each
+call, and 4 MiB is about 2.4 us at the H200's 3.5 TB/s, half the launch a graph saves. Over KernelBench's levels
+1 and 2 on the H200 (``benchmarks/results/suite_kernelbench_h200``) every input set was 8 MiB or more and the
+graph, tried first, lost on all 24 problems it was judged on (0.34x-1.00x eager), host-bound ones included
+(level 1 task 12: a 0.052 ms host-bound reference, 64 MiB of inputs, the graph 0.43x)."""
 
 
 TF32_MIN_RTOL = 5e-3
@@ -86,6 +94,12 @@ class ProblemTraits:
     """Behaves the same in train and eval mode and can be traced (see ``_traceable``)."""
     multi_core: bool = True
     """More than one usable core: a thread setting can change something."""
+    input_bytes: int | None = None
+    """One call's inputs, as ``get_inputs`` draws them (None where the source does not say plainly)."""
+
+    @property
+    def large_inputs(self) -> bool:
+        return self.input_bytes is not None and self.input_bytes > GRAPH_COPY_BYTES
 
     @property
     def is_float32(self) -> bool:
@@ -109,7 +123,7 @@ class ProblemTraits:
         return cls(dtype=dtype or guess_dtype(source), has_conv=any(CONV_OPS.match(n) for n in names),
                    has_conv2d=any(CONV2D_OPS.match(n) for n in names), float32_rtol=rtol,
                    freezable=not any(MODE_SENSITIVE.match(n) for n in names) and _traceable(tree),
-                   multi_core=usable_cores() > 1)
+                   multi_core=usable_cores() > 1, input_bytes=input_bytes(source))
 
     def allows(self, ingredient: str, device: str) -> bool:
         found = INGREDIENTS[ingredient]
@@ -154,8 +168,9 @@ def _prior(names: tuple[str, ...], base_prior: float, traits: ProblemTraits, hos
     # Under a float32 tolerance tighter than TF32's error the precision guard will likely reject it.
     prior = base_prior * (0.4 if "tf32" in names and traits.float32_rtol < TF32_LOOSE_RTOL else 1.0)
     # A CUDA graph saves launches and pays a copy of every input; where the judge found the reference's cost is
-    # its GPU time, not its launches, the graph-free variants go first (GRAPH_ON_GPU_BOUND).
-    return prior * (GRAPH_ON_GPU_BOUND if host_bound is False and GRAPH_INGREDIENTS & set(names) else 1.0)
+    # its GPU time, not its launches, or the copies are large, the graph-free variants go first.
+    graph_late = host_bound is False or traits.large_inputs
+    return prior * (GRAPH_ON_GPU_BOUND if graph_late and GRAPH_INGREDIENTS & set(names) else 1.0)
 
 
 def reference_host_bound(tree: VariantTree) -> bool | None:
