@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.replayed_agents import loopback_environment, replay  # noqa: E402
+from kernelpro import exit_codes  # noqa: E402
 from tests.support.openai_server import OpenAIServer  # noqa: E402
 
 INPUTS = ROOT / "benchmarks" / "inputs" / "search_policies"
@@ -69,7 +70,9 @@ def run(out: Path, max_iters: int, batch: int, cases: list[str], policies: list[
                                        "--runs-dir", str(out / "runs" / case / policy), "--json", *extra],
                                       env=env, cwd=ROOT, capture_output=True, text=True, timeout=3000)
                 lines = done.stdout.strip().splitlines()
-                summary = json.loads(lines[-1]) if done.returncode == 0 and lines else {}
+                # "no improvement: keep the reference" is a completed run too, with its own exit code
+                completed = done.returncode in (exit_codes.OK, exit_codes.NO_IMPROVEMENT)
+                summary = json.loads(lines[-1]) if completed and lines else {}
                 entry = {"case": case, "policy": policy, "returncode": done.returncode,
                          "wall_s": round(time.monotonic() - started, 1), "summary": summary,
                          "model_requests": len(server.requests), "stderr_tail": done.stderr[-4000:]}
@@ -77,8 +80,9 @@ def run(out: Path, max_iters: int, batch: int, cases: list[str], policies: list[
                 print(json.dumps({k: entry[k] for k in ("case", "policy", "returncode", "wall_s")}
                                  | {"best": summary.get("best_speedup"), "judged": summary.get("candidates_judged")}),
                       flush=True)
-    name = "search_policies_h200" + ("" if list(cases) == list(CASES) else "_" + "_".join(cases))
-    (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
+                # after every run, so a call cut short keeps the runs it finished
+                name = "search_policies_h200" + ("" if list(cases) == list(CASES) else "_" + "_".join(cases))
+                (out / f"{name}.json").write_text(json.dumps(report, indent=1) + "\n")
 
 
 def main() -> None:
@@ -94,12 +98,14 @@ def main() -> None:
     go.add_argument("--policies", nargs="+", default=list(POLICIES))
     go.add_argument("--device", default="cuda", help="cpu for a smoke test of the script itself")
     go.add_argument("--no-profile", action="store_true", help="pass --no-profile to every run (faster)")
+    go.add_argument("--no-memory", action="store_true",
+                    help="pass --no-memory to every run (a machine without the memory's embedding model)")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.cases_dir)
     else:
-        run(args.out, args.max_iters, args.batch, args.cases, args.policies,
-            ["--no-profile"] if args.no_profile else [], args.device)
+        extra = (["--no-profile"] if args.no_profile else []) + (["--no-memory"] if args.no_memory else [])
+        run(args.out, args.max_iters, args.batch, args.cases, args.policies, extra, args.device)
 
 
 if __name__ == "__main__":
