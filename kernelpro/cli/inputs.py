@@ -3,12 +3,17 @@ problem is in KernelBench's format. Each failure is one specific line and exit c
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from kernelpro.cli.errors import fail
 from kernelpro.config import Settings
 from kernelpro.problem import Problem, ProblemError, load_problem
+from kernelpro.run_lock import RunBusy, RunLock
 
+T = TypeVar("T")
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -75,3 +80,34 @@ def objective_or_fail(objective: str | None, settings: Settings, device: str) ->
     if reason := unavailable(0):
         fail(f"{asked} needs NVML's energy readings, which this GPU cannot give ({reason}); use --objective time")
     settings.apply_objective()
+
+
+def hold_run_lock(directory: Path, what: str) -> None:
+    """Hold ``directory``'s driver lock (``run_lock``) until the command ends (``releases_run_locks``): a run or
+    suite that another live process drives is refused, not driven twice."""
+    try:
+        lock = RunLock.acquire(directory, what)
+    except RunBusy as error:
+        fail(str(error))
+    if _HELD:
+        _HELD[-1].append(lock)
+    # called outside a command (a library caller): the lock lasts as long as the process
+
+
+_HELD: list[list[RunLock]] = []  # per running command, the run locks it took
+
+
+def releases_run_locks(command: Callable[..., T]) -> Callable[..., T]:
+    """A command whose run locks are released when it returns or raises (in-process callers, such as tests,
+    may run it again at once)."""
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> T:
+        held: list[RunLock] = []
+        _HELD.append(held)
+        try:
+            return command(*args, **kwargs)
+        finally:
+            _HELD.remove(held)
+            for lock in held:
+                lock.release()
+    return run

@@ -17,7 +17,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from kernelpro.cli.errors import fail as _fail
-from kernelpro.cli.inputs import device_or_fail, objective_or_fail, problem_or_fail
+from kernelpro.cli.inputs import (
+    device_or_fail,
+    hold_run_lock,
+    objective_or_fail,
+    problem_or_fail,
+    releases_run_locks,
+)
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK, SETUP_FAILED
@@ -87,6 +93,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             files = RunFiles.open(runs_dir, resume)
         except RunNotFound as error:
             _fail(str(error))
+        hold_run_lock(files.root, f"run {resume}")
         meta = files.meta()
         reference = Path(meta["problem_path"])
         device = meta["device"]
@@ -122,6 +129,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
             "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
             "objective": settings.search.objective})
+        hold_run_lock(files.root, f"run {run_id}")
     run_id = files.root.name
     use_llm = llm_configured(settings)
     if not use_llm:
@@ -240,6 +248,7 @@ def exit_code(status: str, improved: bool, stopped_by_user: bool) -> int:
 
 def register(app: typer.Typer) -> None:
     @app.command("optimize")
+    @releases_run_locks
     def optimize(
         reference: Annotated[Optional[Path], typer.Argument(help="KernelBench-format problem file.")] = None,
         device: Annotated[str, typer.Option(help="cpu, cuda, or auto.")] = "auto",

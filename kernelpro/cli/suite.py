@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kernelpro.cli.errors import fail
-from kernelpro.cli.inputs import objective_or_fail
+from kernelpro.cli.inputs import hold_run_lock, objective_or_fail, releases_run_locks
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import SETUP_FAILED
 
@@ -68,6 +68,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
 
 
 @suite_app.command("run")
+@releases_run_locks
 def run(
     sources: Annotated[Optional[list[Path]], typer.Argument(help="Problem directories, KernelBench checkouts, "
                                                             "problem files or text files listing them.")] = None,
@@ -118,6 +119,7 @@ def run(
         paths, ledger = _create(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
                                 gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
                                 settings, objective)
+    hold_run_lock(paths.root, f"suite {paths.suite_id}")
     config = SuiteConfig.model_validate(ledger.suite()["config"])
     backend = _backend(config, settings, config.device)
     if not backend.lanes:
