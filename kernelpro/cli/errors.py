@@ -16,4 +16,3 @@ errors = Console(stderr=True)
 def fail(message: str, code: int = BAD_INPUT) -> NoReturn:
     errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code=code)
-
