@@ -60,6 +60,13 @@ def relative_norm_error(value: torch.Tensor, exact: torch.Tensor) -> float:
     return float(error / norm.clamp_min(1e-300))
 
 
+def all_finite(tensor: torch.Tensor) -> bool:
+    """No NaN or Inf anywhere (``torch.isfinite`` of a whole float tensor makes a full-size copy first)."""
+    row = flat(tensor)
+    return bool(torch.stack([torch.isfinite(row[s]).all() for s in slices(row.numel())]).all()) \
+        if row.numel() else True
+
+
 def finite_sum(tensor: torch.Tensor) -> torch.Tensor:
     """The sum of every element in float64, NaN and Inf replaced as ``nan_to_num`` does, as a device scalar."""
     row = flat(tensor)

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from kernelpro.harness import walls
+from kernelpro.harness import chunked, walls
 from kernelpro.harness.clocks import _device_synchronize
 from kernelpro.harness.compare import POISON_BYTE, flatten
 from kernelpro.harness.integrity import real_manual_seed
@@ -115,5 +115,5 @@ def no_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def all_finite(output: Any) -> bool:
-    return all(bool(torch.isfinite(leaf).all()) for _, leaf in flatten(output)
+    return all(chunked.all_finite(leaf) for _, leaf in flatten(output)
                if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()))

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
+from kernelpro.harness import chunked
 from kernelpro.harness.compare import Agreement, compare_outputs, flatten
 from kernelpro.harness.output_checks import shared_storage
 from kernelpro.harness.result import ProblemFinding
@@ -47,5 +48,5 @@ def check_reference(first: Any, outputs_for: OutputsFor, sets: list[tuple[int, f
 
 def _finite(output: Any) -> bool:
     return any(isinstance(leaf, torch.Tensor) for _, leaf in flatten(output)) and all(
-        bool(torch.isfinite(leaf).all()) for _, leaf in flatten(output)
+        chunked.all_finite(leaf) for _, leaf in flatten(output)
         if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()))

@@ -9,6 +9,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from kernelpro.config import Tolerance
 from kernelpro.harness import chunked, compare, dynamic_guards, precision
+from kernelpro.harness.model_calls import all_finite
 
 TOL = {"float32": Tolerance(atol=1e-4, rtol=1e-4)}
 NUMEL = 40_000
@@ -51,6 +52,7 @@ def test_no_check_copies_a_whole_output_to_float64(small_slices):
         compare.relative_error(cand, ref)
         precision.reference_noise(ref, exact)
         dynamic_guards.mutated_inputs(inputs, [ref])
+        assert all_finite([ref, cand])
     assert isinstance(outcome, compare.Mismatch)
     # a float64 copy of the output would be twice its own bytes; a boolean mask of it is a quarter
     assert seen.largest <= ref.numel() * ref.element_size() // 4
@@ -113,3 +115,10 @@ def test_the_oracle_estimate_counts_float64_weights_inputs_and_three_outputs():
     need = precision.oracle_bytes(model, [torch.zeros(4, 10)], torch.zeros(4, 10))
     assert need == (110 + 40 + 3 * 40) * 8
     assert precision.free_device_bytes(torch.device("cpu")) is None
+
+
+def test_an_inf_in_a_late_slice_is_not_finite(small_slices):
+    ref, _ = pair()
+    assert all_finite(ref)
+    ref.view(-1)[39_999] = float("inf")
+    assert not all_finite((ref,)) and all_finite(ref[:100]) and all_finite(torch.empty(0))
