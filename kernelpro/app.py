@@ -113,7 +113,8 @@ def profiler(files: RunFiles, tool_context: ToolContext | None = None) -> Profil
         start = time.monotonic()
         workdir = files.root / "profiles" / f"p{next(count)}"
         try:
-            profiled = profile_and_diagnose(problem.source, source, device="cuda", workdir=workdir)
+            profiled = profile_and_diagnose(problem.source, source, device="cuda", workdir=workdir,
+                                            lock=tool_context.settings.harness if tool_context else None)
         except Exception as error:  # noqa: BLE001 - a profile is evidence, not a verdict: the run goes on without it
             workdir.mkdir(parents=True, exist_ok=True)
             (workdir / "error.txt").write_text(f"{type(error).__name__}: {error}\n")

@@ -173,7 +173,7 @@ def profile(context: ToolContext) -> Callable[..., Reply]:
         options = NcuOptions(stage=2 if args.full else 1, kernel_regex=args.kernel_regex)
         workdir = _profile_dir(context) / f"p{next(_profile_count(context))}"
         profiled = profile_and_diagnose(context.problem.source, args.source, device=context.device,
-                                        options=options, workdir=workdir)
+                                        options=options, workdir=workdir, lock=context.settings.harness)
         if profiled.profile.csv_path:
             context.latest_profile = Path(profiled.profile.csv_path)
         return profiled.render(), profiled.model_dump(mode="json", exclude={"profile": {"kernels"}})

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from kernelpro.config import HarnessSettings
 from kernelpro.harness.limited_run import run_limited
 from kernelpro.tools.profiling import ncu_errors
 from kernelpro.tools.profiling.collect import (
@@ -186,9 +187,13 @@ def test_no_gpu_falls_back_to_torch_profiler_operators(tmp_path):
 
 @no_gpu
 def test_candidate_runs_in_the_fallback_too(tmp_path):
-    result = profile_problem(problem("scale_relu").source, candidate("honest_scale_relu"), workdir=tmp_path)
+    # the caller's device-lock settings are the ones the profile holds the lock under, not the settings files'
+    lock = HarnessSettings(device_lock="on", device_lock_dir=tmp_path / "locks")
+    result = profile_problem(problem("scale_relu").source, candidate("honest_scale_relu"), workdir=tmp_path,
+                             lock=lock)
     names = {e.name for e in result.events}
     assert "aten::clamp_" in names and "aten::relu" not in names  # the candidate's operators, not the reference's
+    assert (tmp_path / "locks" / "cpu.lock").is_file()
 
 
 def test_the_fallback_makes_its_working_directory(tmp_path):

@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from kernelpro.config import load_settings
+from kernelpro.config import HarnessSettings, load_settings
 from kernelpro.harness.device_lock import device_lock
 from kernelpro.harness.limited_run import run_limited
 from kernelpro.harness.sandbox import worker_environment
@@ -105,8 +105,9 @@ def _attach_rules(kernels: list[KernelMetrics], report: Path, warnings: list[str
 
 def profile_command(target: list[str], options: NcuOptions | None = None, workdir: Path | None = None,
                     nvtx_range: str | None = None, env: dict[str, str] | None = None,
-                    device: str = "cuda") -> ProfileResult:
-    """Profile a program (``target`` is its argv, running on ``device``) with ncu; nothing falls back here."""
+                    device: str = "cuda", lock: HarnessSettings | None = None) -> ProfileResult:
+    """Profile a program (``target`` is its argv, running on ``device``) with ncu; nothing falls back here.
+    ``lock``: the settings of the device lock it holds meanwhile (None: the settings files')."""
     options = options or NcuOptions()
     ncu = find_ncu(options.ncu)
     if ncu is None:
@@ -120,7 +121,7 @@ def profile_command(target: list[str], options: NcuOptions | None = None, workdi
                            log_path=str(workdir / "ncu.log"))
     report = export.with_suffix(".ncu-rep")
     report.unlink(missing_ok=True)  # a report left by an earlier run must not pass for this one's
-    with device_lock(device, load_settings().harness):  # no other process measures on the GPU meanwhile
+    with device_lock(device, lock or load_settings().harness):  # no other process measures on the GPU meanwhile
         if options.measure_overhead:
             code, _, plain = run_limited(target, workdir, env, options.timeout_s)
             result.plain_wall_s = plain if code == 0 else None
@@ -177,14 +178,14 @@ def _target_job(workdir: Path, reference_source: str, candidate_source: str | No
 
 def torch_profile_problem(reference_source: str, candidate_source: str | None = None, device: str = "cuda",
                           options: NcuOptions | None = None, workdir: Path | None = None,
-                          seed: int | None = None) -> ProfileResult:
+                          seed: int | None = None, lock: HarnessSettings | None = None) -> ProfileResult:
     """The fallback: one call under torch.profiler (CUDA kernels on a GPU, CPU operators without one)."""
     options = options or NcuOptions()
     workdir = Path(workdir or tempfile.mkdtemp(prefix="kernelpro-profile-"))
     seed = secrets.randbits(62) if seed is None else seed
     cmd, result_path = _target_job(workdir, reference_source, candidate_source, device, "torch_profiler", options,
                                    seed)
-    with device_lock(device, load_settings().harness):  # its kernel times, too, are the GPU's alone
+    with device_lock(device, lock or load_settings().harness):  # its kernel times, too, are the GPU's alone
         code, output, wall = run_limited(cmd, workdir, worker_environment(), options.timeout_s)
     result = ProfileResult(source="torch.profiler", ok=False, command=cmd, wall_s=wall)
     if code is None:
@@ -209,10 +210,12 @@ def gpu_visible() -> bool:
 
 
 def profile_problem(reference_source: str, candidate_source: str | None = None, options: NcuOptions | None = None,
-                    workdir: Path | None = None, device: str = "auto", seed: int | None = None) -> ProfileResult:
+                    workdir: Path | None = None, device: str = "auto", seed: int | None = None,
+                    lock: HarnessSettings | None = None) -> ProfileResult:
     """Profile one call of the reference ``Model`` (or of the candidate's ``ModelNew``) with ncu.
 
-    Falls back to torch.profiler, with the reason in ``error``, when ncu cannot profile here.
+    Falls back to torch.profiler, with the reason in ``error``, when ncu cannot profile here. ``lock``: the
+    device lock's settings (``harness.device_lock``; None: the settings files').
     """
     options = options or NcuOptions()
     workdir = Path(workdir or tempfile.mkdtemp(prefix="kernelpro-profile-"))
@@ -227,14 +230,14 @@ def profile_problem(reference_source: str, candidate_source: str | None = None, 
     else:
         target, answer_path = _target_job(workdir, reference_source, candidate_source, device, "plain", options,
                                           seed)
-        result = profile_command(target, options, workdir, nvtx_range=NVTX_RANGE, device=device)
+        result = profile_command(target, options, workdir, nvtx_range=NVTX_RANGE, device=device, lock=lock)
         if result.error_kind == "target_failed" and answer_path.is_file():
             answer = json.loads(answer_path.read_text())
             result.error = f"{result.error}\nthe target's error: {answer.get('error', 'unknown')}"
         if result.ok or result.error_kind not in FALLBACK_KINDS:
             return result
         failure = ncu_errors.NcuFailure(result.error_kind or "", result.error or "", "")
-    fallback = torch_profile_problem(reference_source, candidate_source, device, options, workdir, seed)
+    fallback = torch_profile_problem(reference_source, candidate_source, device, options, workdir, seed, lock)
     reason = failure.render() if failure.fix else failure.message
     if not fallback.ok:
         reason += f"\nthe torch.profiler fallback failed too ({fallback.error_kind}): {fallback.error}"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from kernelpro.config import HarnessSettings
 from kernelpro.tools.profiling.collect import ProfileResult, profile_problem
 from kernelpro.tools.profiling.diagnose import ProgramDiagnosis, diagnose_program
 from kernelpro.tools.profiling.gpu_specs import GpuSpecs, lookup, merge_device_readings
@@ -118,9 +119,12 @@ class ProfiledProgram(BaseModel):
 
 
 def profile_and_diagnose(reference_source: str, candidate_source: str | None = None, *, device: str = "auto",
-                         options: NcuOptions | None = None, workdir: Path | None = None) -> ProfiledProgram:
-    """Profile one call of the reference (or the candidate) and diagnose what ncu measured."""
-    result = profile_problem(reference_source, candidate_source, options=options, workdir=workdir, device=device)
+                         options: NcuOptions | None = None, workdir: Path | None = None,
+                         lock: HarnessSettings | None = None) -> ProfiledProgram:
+    """Profile one call of the reference (or the candidate) and diagnose what ncu measured; ``lock``: the
+    device lock's settings (None: the settings files')."""
+    result = profile_problem(reference_source, candidate_source, options=options, workdir=workdir, device=device,
+                             lock=lock)
     if result.source != "ncu" or not result.kernels:
         return ProfiledProgram(profile=result)
     specs = gpu_of(result.kernels)
