@@ -6,6 +6,9 @@ candidate code runs). From the candidate's first call on, the job has ``timeout_
 every planned call of both models would take at that speed, at least ``timeout_floor_s`` beyond timing's own
 cap (``timing_budget_s``), and never more than
 ``timeout_s`` from the start: a hang on a millisecond problem ends after the floor, a slow model gets its time.
+Time the worker reports compiling (``{"compiling": true}`` until ``false``; ``compile_watch``) after the first
+call began moves the fitted limit on by as much: a lazy ``torch.compile`` autotuning on its first call is not a
+hang, and still stops at the cap.
 """
 
 from __future__ import annotations
@@ -33,9 +36,17 @@ class Deadline:
         self.reference_call_s: float | None = None
         self.run_started: float | None = None
         self.run_limit_s: float | None = None
+        self.compiled_s = 0.0  # compiling, after the first call began
+        self.compiling_since: float | None = None
 
     def observe(self, message: dict[str, Any], now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
+        compiling = message.get("compiling")
+        if compiling is True and self.compiling_since is None:
+            self.compiling_since = now
+        elif compiling is False and self.compiling_since is not None:
+            self.compiled_s += self._compiling_after_first_call(now)
+            self.compiling_since = None
         value = message.get("reference_call_s")
         if isinstance(value, (int, float)) and value >= 0:
             self.reference_call_s = float(value)
@@ -50,22 +61,32 @@ class Deadline:
                 # timing stops itself at its own cap, which a slow host can reach on any problem
                 self.run_limit_s = max(s.timeout_floor_s + s.timing_budget_s, fitted)
 
-    @property
-    def at(self) -> float:
-        """The monotonic time at which the job is stopped."""
+    def _compiling_after_first_call(self, now: float) -> float:
+        if self.compiling_since is None or self.run_started is None:
+            return 0.0
+        return max(0.0, now - max(self.compiling_since, self.run_started))
+
+    def at(self, now: float | None = None) -> float:
+        """The monotonic time at which the job is stopped, as it stands at ``now``."""
+        now = time.monotonic() if now is None else now
         cap = self.started + self.settings.timeout_s
         if self.run_started is None or self.run_limit_s is None:
             return cap
-        return min(cap, self.run_started + self.run_limit_s)
+        compiled = self.compiled_s + self._compiling_after_first_call(now)
+        return min(cap, self.run_started + self.run_limit_s + compiled)
 
     def expired(self, now: float | None = None) -> bool:
-        return (time.monotonic() if now is None else now) > self.at
+        now = time.monotonic() if now is None else now
+        return now > self.at(now)
 
-    def describe(self) -> str:
+    def describe(self, now: float | None = None) -> str:
         """The limit that applied, for the timeout's message."""
+        now = time.monotonic() if now is None else now
         cap = self.started + self.settings.timeout_s
-        if self.run_started is None or self.run_limit_s is None or self.at >= cap:
+        if self.run_started is None or self.run_limit_s is None or self.at(now) >= cap:
             return f"within {self.settings.timeout_s:g} s (harness.timeout_s)"
-        return (f"within {self.run_limit_s:.3g} s of the candidate's first call (the reference takes "
+        compiled = self.compiled_s + self._compiling_after_first_call(now)
+        spent = f", {compiled:.3g} s of compiling not counted" if compiled >= 0.05 else ""
+        return (f"within {self.run_limit_s:.3g} s of the candidate's first call{spent} (the reference takes "
                 f"{self.reference_call_s * 1e3:.3g} ms a call; harness.timeout_floor_s, "
                 "harness.timeout_reference_factor)")

@@ -31,6 +31,7 @@ from kernelpro.harness.compare import (
     fingerprint,
     flatten,
 )
+from kernelpro.harness.compile_watch import reporting_compiles
 from kernelpro.harness.evaluation_guards import Guards
 from kernelpro.harness.loader import (
     Verdict,
@@ -73,7 +74,8 @@ class Evaluation(Guards, ModelCalls):
     def run(self) -> EvalResult:
         """The verdict, with what the judge found about the problem itself, whatever the verdict."""
         try:
-            return self.checks.attach(self.judge())
+            with reporting_compiles(self.emit):  # compiling is not hanging: the deadline does not count it
+                return self.checks.attach(self.judge())
         except Verdict as failure:
             self.checks.attach(failure.result)
             raise

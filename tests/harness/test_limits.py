@@ -103,3 +103,57 @@ def test_a_slow_reference_gets_its_time_up_to_the_cap():
     slow.observe({"reference_call_s": 2.0}, now=1.0)
     slow.observe({"phase": "correctness trial 1/5"}, now=10.0)
     assert not slow.expired(now=299.0) and slow.expired(now=301.0)  # the cap, counted from the start
+
+
+SLOW_COMPILE = textwrap.dedent('''
+    import time
+
+    import torch
+    import torch.nn as nn
+
+
+    def slow_backend(graph, example_inputs):
+        time.sleep({delay})  # a compiler that takes its time, as max-autotune does on its first call
+        return graph.forward
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, scale):
+            super().__init__()
+            self.scale = scale
+            self.fused = torch.compile(self.scaled_relu, backend=slow_backend)
+
+        def scaled_relu(self, x):
+            return torch.relu(x) * self.scale
+
+        def forward(self, x):
+            {body}
+''')
+
+
+def test_compiling_on_the_first_call_is_not_counted_as_hanging(settings):
+    """A lazy compile that outlasts the fitted limit passes; the same wait in the call itself is a hang."""
+    settings.harness.timeout_s = 120
+    settings.harness.timeout_floor_s = 1
+    settings.harness.timing_budget_s, settings.harness.timing_trials, settings.harness.min_timing_trials = 0.2, 5, 3
+    compiled = SLOW_COMPILE.format(delay=4, body="return self.fused(x)")
+    result = judge(problem("scale_relu"), compiled, device="cpu", settings=settings)
+    assert (result.status, result.correct) == ("ok", True), result.message
+    hung = SLOW_COMPILE.format(delay=4, body="time.sleep(4)\n        return torch.relu(x) * self.scale")
+    result = judge(problem("scale_relu"), hung, device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("timeout", "wall_time"), result.message
+
+
+def test_compile_time_moves_the_fitted_limit_up_to_the_cap():
+    deadline = _deadline(timeout_s=300, timeout_floor_s=30, timeout_reference_factor=10, timing_budget_s=20)
+    deadline.observe({"reference_call_s": 0.001}, now=1.0)
+    deadline.observe({"compiling": True}, now=5.0)  # compiling before the first call: only the cap applies then
+    deadline.observe({"compiling": False}, now=8.0)
+    deadline.observe({"phase": "correctness trial 1/5"}, now=60.0)
+    deadline.observe({"compiling": True}, now=61.0)
+    assert not deadline.expired(now=150.0)  # still compiling, past the fitted 110 s
+    deadline.observe({"compiling": False}, now=101.0)  # 40 s of compiling
+    assert not deadline.expired(now=149.0) and deadline.expired(now=151.0)
+    assert "40 s of compiling not counted" in deadline.describe(now=151.0)
+    deadline.observe({"compiling": True}, now=140.0)
+    assert not deadline.expired(now=299.0) and deadline.expired(now=301.0)  # a compile that never ends: the cap
