@@ -77,6 +77,8 @@ def main() -> None:
                 "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
                 "KERNELPRO_HARNESS__TIMING_BUDGET_S": str(args.timing_budget_s),
                 "KERNELPRO_SUITE__LANES_PER_GPU": str(args.lanes_per_gpu)}
+    if args.resume:
+        settings = {}  # the suite restores the settings it started with (its config's ``environment``)
     env = {**os.environ, **settings}
     if args.resume:
         suites = sorted((args.out / "suite").glob("suite-*"))

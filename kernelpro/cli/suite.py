@@ -47,6 +47,7 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
     from kernelpro.search.policies import POLICIES
     from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
     from kernelpro.suite.layout import SuiteConfig, create_suite
+    from kernelpro.suite.recorded_env import settings_environment
     from kernelpro.suite.sources import SourceError, resolve_sources
 
     if policy is not None and policy not in ("auto", *POLICIES):
@@ -63,7 +64,8 @@ def _create(sources: list[Path], level: list[int], tasks: Optional[str], device:
                          device=device, policy=policy, objective=settings.search.objective, model=model,
                          max_iters=max_iters or settings.suite.default_max_iters, totals=totals,
                          per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
-                         no_profile=no_profile, ray=ray or settings.suite.ray_address)
+                         no_profile=no_profile, ray=ray or settings.suite.ray_address,
+                         environment=settings_environment())
     return create_suite(Path(runs_dir), config, refs)
 
 
@@ -103,6 +105,7 @@ def run(
     from kernelpro.suite.driver import Driver, summary
     from kernelpro.suite.layout import SuiteConfig, open_suite
     from kernelpro.suite.ledger import LedgerError
+    from kernelpro.suite.recorded_env import restore as restore_environment
     from kernelpro.suite.report import write_suite_report
 
     out = Console(stderr=True) if as_json else Console()
@@ -121,6 +124,11 @@ def run(
                                 settings, objective)
     hold_run_lock(paths.root, f"suite {paths.suite_id}")
     config = SuiteConfig.model_validate(ledger.suite()["config"])
+    if resume:
+        for line in restore_environment(config.environment):
+            out.print(f"[yellow]this shell sets {escape(line)}; it holds for the rest of the suite[/]",
+                      soft_wrap=True)
+        settings = load_settings()  # with the suite's own settings restored
     backend = _backend(config, settings, config.device)
     if not backend.lanes:
         fail(f"no lane to run problems on ({backend.name}, device {config.device}): no GPU is visible; "

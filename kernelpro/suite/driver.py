@@ -25,6 +25,7 @@ from kernelpro.suite.job import JobOutcome, JobSpec
 from kernelpro.suite.lanes import Lane
 from kernelpro.suite.layout import SuiteConfig, SuitePaths
 from kernelpro.suite.ledger import UNFINISHED, Ledger, ProblemRow
+from kernelpro.suite.recorded_env import settings_environment
 
 
 def _unusable(row: ProblemRow) -> str | None:
@@ -108,7 +109,8 @@ class Driver:
                        model=self.config.model,
                        baselines=compile_baselines(self.config.baselines) if row.baselines is None else [],
                        no_memory=self.config.no_memory, no_profile=self.config.no_profile, timeout_s=timeout,
-                       env=lane.env)
+                       # the driver's settings travel with the job, to a Ray node's shell as to a local one's
+                       env={**settings_environment(), **lane.env})
 
     # -- outcomes ---------------------------------------------------------------------------------------------
     def _record(self, outcome: JobOutcome, progress: Progress) -> None:

@@ -37,6 +37,9 @@ class SuiteConfig(BaseModel):
     no_memory: bool = False
     no_profile: bool = False
     ray: str | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+    """The ``KERNELPRO_*`` settings of the shell that started it, credentials left out (``recorded_env``):
+    ``--resume`` restores those the resuming shell does not set."""
 
 
 @dataclass(frozen=True)

@@ -108,14 +108,22 @@ def test_a_suite_killed_mid_problem_resumes_without_losing_or_rejudging_anything
     assert len(before) == 1
 
     # The resumed driver runs in this process (one interpreter start fewer); its children are real processes.
+    # Its shell sets none of the suite's settings but one, otherwise: the suite restores the rest.
     for name in [n for n in os.environ if n.startswith("KERNELPRO_")]:
         monkeypatch.delenv(name)
-    for name, value in env.items():
-        if name.startswith("KERNELPRO_") or name == "PYTHONPATH":
-            monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+    monkeypatch.setenv("KERNELPRO_HARNESS__CORRECTNESS_TRIALS", "3")
     monkeypatch.chdir(tmp_path)
-    resumed = runner.invoke(app, ["suite", "run", "--resume", suite_id, *args])
+    try:
+        resumed = runner.invoke(app, ["suite", "run", "--resume", suite_id, *args])
+        restored = {n: os.environ.get(n) for n in env if n.startswith("KERNELPRO_")}
+    finally:
+        for name in [n for n in env if n.startswith("KERNELPRO_") and n != "KERNELPRO_HARNESS__CORRECTNESS_TRIALS"]:
+            os.environ.pop(name, None)
     assert resumed.exit_code == 0, resumed.output[-3000:]
+    assert restored == {**{n: v for n, v in env.items() if n.startswith("KERNELPRO_")},
+                        "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "3"}
+    assert "this shell sets KERNELPRO_HARNESS__CORRECTNESS_TRIALS=3 (the suite started with 2)" in resumed.output
     result = last_json(resumed.stdout)
     assert result["suite_id"] == suite_id and result["status"] == "completed" and result["problems"] == 2
     assert result["failed"] == 1 and result["problems_scored"] == 2 and set(result["fast_p"]) == \
