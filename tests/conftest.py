@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
 from pathlib import Path
@@ -53,3 +54,21 @@ def _fresh_tool_calling_probes():
     llm_probe._PROBED.clear()
     yield
     llm_probe._PROBED.clear()
+
+
+@pytest.fixture(autouse=True)
+def _gpu_turn(request, tmp_path_factory):
+    """GPU tests of parallel workers share the card, but those marked ``gpu_exclusive`` (they read the clock or
+    the power counter themselves) hold it alone: another process's kernels time-slice with theirs, and a 20 ms
+    sleep then read as work left on another stream (on an H200 at 8 workers). A turnstile keeps a waiting
+    exclusive test from starving behind a stream of shared ones."""
+    if request.node.get_closest_marker("gpu") is None:
+        yield
+        return
+    shared_dir = tmp_path_factory.getbasetemp().parent  # one directory for every worker of this session
+    exclusive = request.node.get_closest_marker("gpu_exclusive") is not None
+    with open(shared_dir / "gpu-turnstile.lock", "a") as turnstile, open(shared_dir / "gpu-share.lock", "a") as share:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(share, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        yield

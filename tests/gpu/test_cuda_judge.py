@@ -60,6 +60,7 @@ def test_illegal_address_is_a_cuda_error_and_the_judge_carries_on(settings):
     assert after.status == "ok", after.message
 
 
+@pytest.mark.gpu_exclusive
 def test_cuda_clock_counts_work_left_on_another_stream():
     """Work left running on another stream is counted up to the device's finish."""
     from kernelpro.config import HarnessSettings
@@ -83,6 +84,7 @@ def test_cuda_clock_counts_work_left_on_another_stream():
     assert host_ms >= elapsed_ms * 0.9
 
 
+@pytest.mark.gpu_exclusive
 def test_the_hosts_wake_up_after_a_long_call_is_not_side_stream_work():
     """After a 10 ms kernel the host wakes 0.1-0.2 ms late; counted from the end event, that read as work left on
     another stream and stretched half the samples. The span must stay the call's own."""
@@ -99,6 +101,7 @@ def test_the_hosts_wake_up_after_a_long_call_is_not_side_stream_work():
     assert stretched <= 2
 
 
+@pytest.mark.gpu_exclusive
 def test_cuda_clock_takes_off_its_own_span():
     """Two events with nothing between them span about a microsecond; no call is charged for it."""
     from kernelpro.config import HarnessSettings
@@ -118,6 +121,7 @@ def test_cuda_clock_takes_off_its_own_span():
     assert 0.0 < one_kernel_ms < 0.05
 
 
+@pytest.mark.gpu_exclusive
 def test_persisting_l2_is_reset_before_each_trial():
     import ctypes
 
@@ -134,6 +138,7 @@ def test_persisting_l2_is_reset_before_each_trial():
     assert cuda_driver.persisting_l2_limit() == 0
 
 
+@pytest.mark.gpu_exclusive
 def test_host_work_hidden_behind_the_flush_still_counts():
     """The call is queued behind the L2 flush, but its host time from an idle GPU is a floor on its cost."""
     import time

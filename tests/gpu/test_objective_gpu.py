@@ -18,6 +18,7 @@ from tests.conftest import DATA
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 
 
+@pytest.mark.gpu_exclusive
 def test_an_energy_run_measures_every_correct_candidate_and_chooses_its_best_by_energy(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
     env.update({"KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_HARNESS__ENERGY_SECONDS": "0.5",

@@ -34,6 +34,7 @@ def test_work_the_callers_stream_does_not_wait_for_is_rejected_with_its_lateness
     assert "still running" in result.message and "wait_stream" in result.message
 
 
+@pytest.mark.gpu_exclusive
 def test_the_clock_still_times_a_joined_side_stream():
     from kernelpro.config import HarnessSettings
     from kernelpro.harness.clocks import make_clock
@@ -132,12 +133,14 @@ class ModelNew(nn.Module):
 '''
 
 
+@pytest.mark.gpu_exclusive
 def test_a_candidate_faster_than_its_inputs_can_be_read_is_warned(settings):
     result = judge(parse_problem(SKIPS_MOST, name="skips_most"), SAME_WORK, device="cuda", settings=settings)
     assert result.status == "ok", result.message
     assert guards(result, "below_memory_floor") == [("warn", "dynamic")]
 
 
+@pytest.mark.gpu_exclusive
 def test_a_memory_bound_candidate_at_full_work_is_above_the_floor(settings):
     big = problem("scale_relu").source.replace("torch.randn(64, 128)", "torch.randn(1 << 14, 1 << 12)")
     result = judge(parse_problem(big, name="scale_relu_big"), candidate("honest_scale_relu"), device="cuda",

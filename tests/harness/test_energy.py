@@ -15,6 +15,7 @@ def test_without_a_gpu_energy_is_unavailable_with_a_reason():
         measure_energy(lambda: None, lambda: None)
 
 
+@pytest.mark.gpu_exclusive
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
 def test_matmul_energy_per_call_and_power():
@@ -27,6 +28,7 @@ def test_matmul_energy_per_call_and_power():
     assert reading.power_limit_w and reading.power_limit_w > 100 and isinstance(reading.capped, list)
 
 
+@pytest.mark.gpu_exclusive
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
 def test_judge_reports_energy_when_asked(settings):
@@ -46,6 +48,7 @@ def test_judge_reports_energy_when_asked(settings):
     assert all(r["seconds"] >= settings.harness.energy_seconds for r in details["readings"]["reference"])
 
 
+@pytest.mark.gpu_exclusive
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")
 def test_a_candidate_doing_its_work_twice_uses_more_energy(settings):
