@@ -20,7 +20,8 @@ def guards(result, reason: str) -> list[tuple[str, str]]:
     return [(g.severity, g.source) for g in result.guards if g.reason == reason]
 
 
-@pytest.mark.parametrize("name", ["honest_joined_stream", "honest_graph_capture"])
+@pytest.mark.parametrize("name", ["honest_joined_stream", "honest_graph_capture", "honest_unused_handler",
+                                  "honest_gc_collect"])
 def test_joined_side_streams_and_documented_graph_capture_pass(name, settings):
     result = judge(problem("scale_relu"), candidate(name), device="cuda", settings=settings)
     assert result.status == "ok", result.message
