@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 from collections.abc import MutableMapping
 
+from kernelpro.harness.sandbox import SECRET_NAME
+
 PREFIX = "KERNELPRO_"
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
 
 def is_secret(name: str) -> bool:
-    return any(word in name.upper() for word in SECRET_WORDS)
+    """The names the judge keeps from its workers (``sandbox.SECRET_NAME``) are never recorded either."""
+    return SECRET_NAME.search(name) is not None
 
 
 def settings_environment(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
