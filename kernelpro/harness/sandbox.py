@@ -45,7 +45,9 @@ def worker_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), base.get("PYTHONPATH", "")]))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
-    # torch.compile would otherwise start a pool of compile processes, which the guards would flag.
+    # One compile thread unless the caller asks for more: then the worker starts Inductor's pool before the
+    # candidate runs (``worker.warm_compile_pool``), and a long-lived worker restarts after such a candidate,
+    # since the pool's processes outlive the job (``benchmarks/compile_threads.py`` measures what it saves).
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     return env
 

@@ -144,6 +144,29 @@ def settle_lazy_patches() -> None:
         import torch._dynamo.mutation_guard as mutation_guard
 
         mutation_guard.install_generation_tagging_init()
+    warm_compile_pool()
+
+
+def warm_compile_pool() -> None:
+    """Start Inductor's compile pool now, when ``TORCHINDUCTOR_COMPILE_THREADS`` asks for more than one, and
+    wait for it: its processes and its executor's threads then belong to the judge's baseline, not to the first
+    candidate that compiles cold (which the thread check rejected as ``background_thread``)."""
+    with contextlib.suppress(Exception):
+        from torch._inductor.async_compile import AsyncCompile, get_compile_threads
+
+        if get_compile_threads() <= 1:
+            return
+        AsyncCompile.warm_pool()
+        AsyncCompile.wait_pool_ready()
+        # Its thread pool starts a thread per task it cannot hand to an idle one: hold one task per thread at a
+        # barrier, so every thread it will ever have exists now.
+        import threading
+
+        pool = AsyncCompile.pool()
+        barrier = threading.Barrier(pool._max_workers + 1)
+        for _ in range(pool._max_workers):
+            pool.submit(barrier.wait, 30)
+        barrier.wait(30)
 
 
 def uses_compiler(source: str) -> bool:
