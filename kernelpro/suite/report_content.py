@@ -37,7 +37,16 @@ def overview(summary: dict[str, Any], config: dict[str, Any], rows: list[Problem
             ("Baselines", ", ".join(config.get("baselines", []))),
             ("Problems", f"{summary['problems']} ({summary['finished']} finished, {summary['failed']} failed, "
                          f"{len(summary['degenerate'])} degenerate)"),
-            ("Active time", f"{summary['active_seconds'] / 60:.1f} min")]
+            ("Active time", f"{summary['active_seconds'] / 60:.1f} min"),
+            ("Settings", _settings(config.get("environment") or {}))]
+
+
+def _settings(environment: dict[str, str]) -> str:
+    """The ``KERNELPRO_*`` settings the suite ran with (``recorded_env``), so a reader can judge it the same way."""
+    if not environment:
+        return "no KERNELPRO_* variable set"
+    return "; ".join(f"{name.removeprefix('KERNELPRO_').lower().replace('__', '.')}={value}"
+                     for name, value in environment.items())
 
 
 def score_rows(scores: Scores, against_compile: bool = True) -> list[tuple[str, ...]]:

@@ -11,3 +11,10 @@ def test_status_shows_the_stop_reason_only_when_there_is_one():
     assert running["Status"] == "running"
     assert stopped["Status"] == "stopped: time budget spent"
     assert running["Active time"] == "1.5 min"
+
+
+def test_the_settings_the_suite_ran_with_are_shown():
+    config = {"environment": {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "3.0", "KERNELPRO_SUITE__LANES_PER_GPU": "2"}}
+    shown = dict(overview({**SUMMARY, "status": "running"}, config, []))
+    assert shown["Settings"] == "harness.timing_budget_s=3.0; suite.lanes_per_gpu=2"
+    assert dict(overview({**SUMMARY, "status": "running"}, {}, []))["Settings"] == "no KERNELPRO_* variable set"
