@@ -134,12 +134,10 @@ def _compare_floats(path: str, ref: torch.Tensor, cand: torch.Tensor, tol: Toler
     parts = list(chunked.slices(ref_row.numel()))
     figures = []  # per slice: NaN/Inf elements, wrong elements, max abs error, max relative error
     for part in parts:
-        ref64, cand64 = ref_row[part].double(), cand_row[part].double()
-        diff, magnitude = (cand64 - ref64).abs(), ref64.abs()
-        wrong = diff > tol.atol + slack + tol.rtol * magnitude
-        figures.append(torch.stack([(~torch.isfinite(cand64)).sum().double(), wrong.sum().double(), diff.max(),
-                                    (diff / magnitude.clamp_min(tol.atol)).max()]))
-        del ref64, cand64, diff, magnitude, wrong
+        diff, magnitude, wrong = _errors(ref_row[part], cand_row[part], tol, slack)
+        figures.append(torch.stack([(~torch.isfinite(cand_row[part])).sum().double(), wrong.sum().double(),
+                                    diff.max(), (diff / magnitude.clamp_min(tol.atol)).max()]))
+        del diff, magnitude, wrong
     per_slice = torch.stack(figures).tolist()
     nonfinite, wrong_total = int(sum(row[0] for row in per_slice)), int(sum(row[1] for row in per_slice))
 
@@ -156,7 +154,7 @@ def _compare_floats(path: str, ref: torch.Tensor, cand: torch.Tensor, tol: Toler
     max_abs, max_rel = max(row[2] for row in per_slice), max(row[3] for row in per_slice)
     if not wrong_total:
         return Agreement(max_abs, max_rel)
-    wrong_slices = list(masks(1, lambda part: _wrong_mask(ref_row[part], cand_row[part], tol, slack)))
+    wrong_slices = list(masks(1, lambda part: _errors(ref_row[part], cand_row[part], tol, slack)[2]))
     first_part, first_mask = wrong_slices[0]
     first = first_part.start + int(torch.nonzero(first_mask)[0])
     count = stale(iter(wrong_slices))
@@ -169,9 +167,12 @@ def _compare_floats(path: str, ref: torch.Tensor, cand: torch.Tensor, tol: Toler
         max_abs, max_rel)
 
 
-def _wrong_mask(ref: torch.Tensor, cand: torch.Tensor, tol: Tolerance, slack: float) -> torch.Tensor:
+def _errors(ref: torch.Tensor, cand: torch.Tensor, tol: Tolerance, slack: float
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """In float64: ``|cand - ref|``, ``|ref|``, and where the difference is outside the tolerance."""
     ref64 = ref.double()
-    return (cand.double() - ref64).abs() > tol.atol + slack + tol.rtol * ref64.abs()
+    diff, magnitude = (cand.double() - ref64).abs(), ref64.abs()
+    return diff, magnitude, diff > tol.atol + slack + tol.rtol * magnitude
 
 
 def _stale_mismatch(path: str, stale: int) -> Mismatch:

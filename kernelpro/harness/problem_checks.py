@@ -16,8 +16,8 @@ from typing import Any
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import chunked
 from kernelpro.harness.compare import Agreement, compare_outputs, flatten
+from kernelpro.harness.model_calls import all_finite
 from kernelpro.harness.output_checks import shared_storage
 from kernelpro.harness.result import ProblemFinding
 
@@ -47,6 +47,4 @@ def check_reference(first: Any, outputs_for: OutputsFor, sets: list[tuple[int, f
 
 
 def _finite(output: Any) -> bool:
-    return any(isinstance(leaf, torch.Tensor) for _, leaf in flatten(output)) and all(
-        chunked.all_finite(leaf) for _, leaf in flatten(output)
-        if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()))
+    return any(isinstance(leaf, torch.Tensor) for _, leaf in flatten(output)) and all_finite(output)
