@@ -126,7 +126,8 @@ def run(
     config = SuiteConfig.model_validate(ledger.suite()["config"])
     if resume:
         for line in restore_environment(config.environment):
-            out.print(f"[yellow]this shell sets {escape(line)}; it holds for the rest of the suite[/]",
+            out.print(f"[yellow]this shell sets {escape(line)}; it holds for the rest of the suite, except what "
+                      "the suite's own config fixes (its baselines, budgets, policy, objective and model)[/]",
                       soft_wrap=True)
         settings = load_settings()  # with the suite's own settings restored
     backend = _backend(config, settings, config.device)
