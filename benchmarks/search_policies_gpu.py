@@ -89,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     prep = sub.add_parser("prepare")
-    prep.add_argument("--cases-dir", type=Path, default=Path("/work/cuda_l1_cases"))
+    prep.add_argument("--cases-dir", type=Path, default=Path("benchmarks/inputs/real_candidates"))
     go = sub.add_parser("run")
     go.add_argument("--out", type=Path, required=True)
     go.add_argument("--max-iters", type=int, default=6)
