@@ -47,7 +47,9 @@ def prepare(cases_dir: Path) -> None:
             if version == "current":
                 (target / "reference.py").write_text((source / "reference.py").read_text())
                 (target / "meta.json").write_text((source / "meta.json").read_text())
-        print(f"prepared {target}")
+        same = (target / "first.py").read_text() == (target / "current.py").read_text()
+        # a case whose two releases are one kernel replays a single candidate: its runs show the graph, not a choice
+        print(f"prepared {target}" + (" (its first and current kernels are the same code)" if same else ""))
 
 
 def run(out: Path, max_iters: int, batch: int, cases: list[str], policies: list[str], extra: list[str],
@@ -75,6 +77,7 @@ def run(out: Path, max_iters: int, batch: int, cases: list[str], policies: list[
                 summary = json.loads(lines[-1]) if completed and lines else {}
                 entry = {"case": case, "policy": policy, "returncode": done.returncode,
                          "wall_s": round(time.monotonic() - started, 1), "summary": summary,
+                         "distinct_candidates": len(set(candidates)),
                          "model_requests": len(server.requests), "stderr_tail": done.stderr[-4000:]}
                 report["runs"].append(entry)
                 print(json.dumps({k: entry[k] for k in ("case", "policy", "returncode", "wall_s")}
