@@ -41,13 +41,15 @@ def prepare(cases_dir: Path) -> None:
     for case in CASES:
         target = INPUTS / case
         target.mkdir(parents=True, exist_ok=True)
+        kernels = {}
         for version in ("first", "current"):
             source = cases_dir / f"{version}_{case}"
-            (target / f"{version}.py").write_text((source / "candidate.py").read_text())
+            kernels[version] = (source / "candidate.py").read_text()
+            (target / f"{version}.py").write_text(kernels[version])
             if version == "current":
                 (target / "reference.py").write_text((source / "reference.py").read_text())
                 (target / "meta.json").write_text((source / "meta.json").read_text())
-        same = (target / "first.py").read_text() == (target / "current.py").read_text()
+        same = kernels["first"] == kernels["current"]
         # a case whose two releases are one kernel replays a single candidate: its runs show the graph, not a choice
         print(f"prepared {target}" + (" (its first and current kernels are the same code)" if same else ""))
 
@@ -92,7 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     prep = sub.add_parser("prepare")
-    prep.add_argument("--cases-dir", type=Path, default=Path("benchmarks/inputs/real_candidates"))
+    prep.add_argument("--cases-dir", type=Path, default=ROOT / "benchmarks" / "inputs" / "real_candidates")
     go = sub.add_parser("run")
     go.add_argument("--out", type=Path, required=True)
     go.add_argument("--max-iters", type=int, default=6)
