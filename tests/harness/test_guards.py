@@ -87,6 +87,15 @@ def test_pointer_cache_is_caught_in_timed_calls_too(settings):
     assert "timed call" in result.message
 
 
+def test_a_candidate_pinned_to_its_first_input_tensor_fails_on_inputs_at_new_addresses(settings):
+    """Every second correctness set comes in the last call's tensors (where a pointer memo hits), the others in
+    new tensors while those are still held, so one that computes from the tensor it first saw is seen handing
+    back the output of an earlier set."""
+    result = judge(problem("scale_relu"), candidate("fault_pinned_input"), device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("rejected", "cached_output"), result.message
+    assert "input set 3" in result.message and "at addresses no earlier call saw" in result.message
+
+
 def test_a_memo_keyed_on_input_values_never_hits_in_timed_calls(settings):
     """Every timed round draws inputs of its own, so a cache keyed on a digest of the values pays full price
     (with a pool of reused input sets it was judged 3-6x faster). It is correct, so it is judged as it runs:

@@ -10,7 +10,14 @@ import torch
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.clocks import CpuClock
 from kernelpro.harness.sandbox import PACKAGE_ROOT, worker_environment
-from kernelpro.harness.timing import clone_inputs, run_timing, summarise, time_models
+from kernelpro.harness.timing import (
+    clone_inputs,
+    refill_inputs,
+    run_timing,
+    shares_storage,
+    summarise,
+    time_models,
+)
 
 
 class _ScriptedClock(CpuClock):
@@ -108,6 +115,45 @@ def test_time_models_gives_fresh_copies_and_sees_every_output():
     assert len(seen) == 2 * (1 + 6) and all(v == 8.0 for _, _, v in seen)
     assert original[0].data_ptr() not in pointers
     assert clone_inputs([original[0], 3])[1] == 3
+
+
+def test_each_model_is_called_on_one_tensor_refilled_with_every_rounds_values():
+    """A memo keyed on a pointer or an id() hits on every call, whatever the allocator does."""
+    seen: dict[str, list[tuple[int, int, float]]] = {"reference": [], "candidate": []}
+
+    def model(name):
+        def forward(x):
+            seen[name].append((id(x), x.data_ptr(), float(x[0])))
+            return x * 2
+        return forward
+
+    s = HarnessSettings(warmup=1, timing_trials=8, min_timing_trials=8, timing_budget_s=10)
+    run_timing({"reference": model("reference"), "candidate": model("candidate")},
+               lambda i: [torch.full((4,), float(i))], CpuClock(), s)
+    for calls in seen.values():
+        assert len({(ident, ptr) for ident, ptr, _ in calls}) == 1
+        assert [value for _, _, value in calls] == [float(i) for i in range(1 + 8)]
+    assert seen["reference"][0][:2] != seen["candidate"][0][:2]
+
+
+def test_a_model_returning_its_input_gets_fresh_copies_so_held_outputs_keep_their_values():
+    held = []
+    s = HarnessSettings(warmup=1, timing_trials=5, min_timing_trials=5, timing_budget_s=10)
+    run_timing({"reference": lambda x: x, "candidate": lambda x: x.view(2, 2)},
+               lambda i: [torch.full((4,), float(i))], CpuClock(), s,
+               lambda name, i, out: held.append((i, out)))
+    assert all(bool((out == float(i)).all()) for i, out in held)
+
+
+def test_refill_falls_back_to_fresh_copies_when_the_shapes_differ():
+    kept = [torch.zeros(4), 7]
+    same = refill_inputs(kept, [torch.ones(4), 8])
+    assert same[0] is kept[0] and same[1] == 8 and float(kept[0].sum()) == 4.0
+    other = refill_inputs(kept, [torch.ones(5), 8])
+    assert other[0] is not kept[0] and other[0].shape == (5,)
+    assert refill_inputs(None, [torch.ones(2)])[0].shape == (2,)
+    assert shares_storage((torch.ones(1), {"a": kept[0][1:]}), kept)
+    assert not shares_storage([torch.ones(1)], kept)
 
 
 class _IssueTimedClock(CpuClock):

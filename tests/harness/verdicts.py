@@ -21,6 +21,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_background_process": ("rejected", "background_process"),
     "cheat_background_thread": ("rejected", "background_thread"),
     "cheat_cached_pointer": ("rejected", "cached_output"),
+    "fault_pinned_input": ("rejected", "cached_output"),
     "cheat_cached_replay": ("rejected", "cached_output"),
     "cheat_cached_id": ("rejected", "cached_output"),
     "cheat_cached_digest": ("ok", None),  # correct, and timed at its real cost: fresh inputs in every round
