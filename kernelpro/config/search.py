@@ -20,7 +20,9 @@ class SearchSettings(BaseModel):
 
     finalists: int = 3
     """Candidates judged again at the end of a run, head to head with the reference in one fresh worker with
-    more rounds; the run's best comes from that re-judgment (0: the first verdicts decide)."""
+    more rounds; the run's best comes from that re-judgment (0: the first verdicts decide). One whose first
+    verdict, on a quiet machine, was slower (more energy, under an energy objective) beyond its interval is not
+    judged again: it could not become the best."""
     finalist_rounds_factor: float = 3.0
     """The re-judgment's most rounds, least rounds and time cap, as multiples of the harness's; its interval's
     target width is divided by the same factor."""

@@ -13,7 +13,10 @@ def rejudge_finalists(ctx: OptimizeContext, tree: VariantTree, update: dict[str,
     """Judge the top candidates again, head to head with the reference, and keep what that says on each."""
     finalists = tree.finalists(ctx.settings.search.finalists)
     if not finalists:
-        return []
+        worse = len(tree.correct())
+        return [f"no finalist re-judged: the {worse} correct candidate(s) each measured "
+                f"{'slower' if tree.objective == 'time' else 'worse'} than the reference beyond its interval"] \
+            if worse else []
     stored = {v.id: ctx.files.stored_result(f"{v.id}.final", v.source) for v in finalists}
     todo = [v for v in finalists if stored[v.id] is None]
     for variant in todo:

@@ -183,12 +183,14 @@ class VariantTree:
     def finalists(self, n: int) -> list[Variant]:
         """The ``n`` candidates most worth re-judging: correct, not flagged, fastest first by their first verdict,
         those that measured faster before those that did not, each code once (under an energy objective: by
-        energy, those that measured less energy first)."""
+        energy, those that measured less energy first). One measured slower (more energy) beyond its interval is
+        left out: it could not become the best, and judging it again would only spend GPU time."""
         chosen: list[Variant] = []
         seen: set[str] = set()
         objective = self.objective
-        for variant in sorted(self.correct(), key=lambda v: (not v.improves_under(objective),
-                                                              -(v.ratio(objective) or 0.0))):
+        hopeful = [v for v in self.correct() if not v.measured_worse(objective)]
+        for variant in sorted(hopeful, key=lambda v: (not v.improves_under(objective),
+                                                      -(v.ratio(objective) or 0.0))):
             key = normalised_source(variant.source)
             if key not in seen and len(chosen) < n:
                 seen.add(key)

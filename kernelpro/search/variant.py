@@ -155,6 +155,12 @@ class Variant(BaseModel):
         return self.kind != "reference" and self.correct and not self.flagged and \
             objectives.improves(self.final or self.result, objective)
 
+    def measured_worse(self, objective: str = "time") -> bool:
+        """Its first verdict, taken on a quiet machine, calls it worse than the reference beyond its interval
+        under ``objective`` (``slower``; ``more`` energy or EDP): a re-judgment could not make it the best."""
+        data = self.result or {}
+        return not data.get("contended") and objectives.verdict(data, objective) in ("slower", "more")
+
     def figure_text(self, objective: str = "time") -> str:
         """The deciding figure under ``objective`` with its interval, as prompts and events show it."""
         if objective == "time":

@@ -60,6 +60,23 @@ def test_one_iteration_plans_codes_judges_critiques_and_stops_at_the_iteration_b
     assert (context.files.candidates / f"{best.id}.py").read_text() == HONEST
 
 
+def test_a_run_whose_only_candidate_measured_slower_re_judges_nothing(settings, tmp_path):
+    pause = "        time.sleep(0.002)  # the same work, and a pause\n"
+    slower = HONEST.replace("import torch\n", "import time\n\nimport torch\n").replace(
+        "        return torch.clamp", pause + "        return torch.clamp")
+    agents = scripted_agents(planner=[plan_reply("wait a little")], coder=[code_reply(slower)],
+                             critic=[review_reply()])
+    context = make_context(settings, tmp_path, agents, max_iters=1)
+    graph, config = run(context)
+    state = state_of(graph, config)
+    (child,) = [v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"]
+    assert child.result["speed_verdict"] == "slower" and child.final is None, child.result["message"]
+    assert [e for e in state["events"] if "re-judged" in e] == [
+        "no finalist re-judged: the 1 correct candidate(s) each measured slower than the reference beyond its "
+        "interval"]
+    assert [r["variant"] for r in results_log(context)] == [child.id]
+
+
 def test_a_wrong_candidate_is_judged_reviewed_and_never_best(settings, tmp_path):
     agents = scripted_agents(planner=[plan_reply("clamp")], coder=[code_reply(WRONG)], critic=[review_reply()])
     graph, config = run(make_context(settings, tmp_path, agents, max_iters=1))

@@ -126,6 +126,18 @@ def test_once_finalists_are_re_judged_only_their_new_verdicts_count():
     assert tree.best() is None  # the first verdicts of others do not come back
 
 
+def test_a_candidate_measured_slower_on_a_quiet_machine_is_no_finalist():
+    """It could not become the best, so judging it again would only spend GPU time; one timed beside other
+    work gets the quiet look its first verdict lacked."""
+    tree, ids = small_tree()
+    busy = tree.spawn(ids["root"], candidate("honest_softmax"), "timed beside other work", "llm", iteration=2)
+    busy.record(ok(0.5).model_copy(update={"contended": True}))
+    same = tree.spawn(ids["root"], candidate("honest_matmul_relu"), "within the noise", "llm", iteration=2)
+    same.record(ok(1.0))
+    assert [v.id for v in tree.finalists(10)] == [ids["faster"], ids["fast"], same.id, busy.id]
+    assert ids["slow"] not in [v.id for v in tree.finalists(10)] and tree.get(ids["slow"]).measured_worse()
+
+
 def test_the_same_candidate_is_recognised_whatever_its_comments_or_recipe_order():
     tree, ids = small_tree()
     source = tree.get(ids["fast"]).source
