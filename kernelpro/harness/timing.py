@@ -153,7 +153,6 @@ def run_timing(
         *measured, out = measure(models[name], copy)
         if not shares_storage(out, copy):
             kept[name] = copy
-        del copy
         outputs.append((name, index, out))
         return measured
 
