@@ -73,8 +73,15 @@ def judge_mode(mode: str, cases: list[tuple[Path, Any, str]], scratch: Path, arg
     settings = settings_for(mode, scratch, args)
     items = [(problem, source) for _, problem, source in cases]
     started = time.monotonic()
+
+    def progress(index: int, result: Any) -> None:
+        """One line a verdict, as it comes: a run cut by a time limit still says how far it got and why."""
+        print(f"{mode} {time.monotonic() - started:7.1f} s  {cases[index][0].name}: {result.status}/{result.reason}"
+              f" in {result.elapsed_s:.1f} s (load {result.details.get('phase_s', {}).get('load_candidate', 0):.1f}"
+              f" s) {result.message[:160]!r}", file=sys.stderr, flush=True)
+
     with Pipeline(args.device, settings) as pipeline:
-        results = pipeline.judge(items)
+        results = pipeline.judge(items, on_verdict=progress)
         wall = time.monotonic() - started
         stats = pipeline.stats
     rows, busy = [], 0.0
