@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -134,6 +135,34 @@ def test_each_model_is_called_on_one_tensor_refilled_with_every_rounds_values():
         assert len({(ident, ptr) for ident, ptr, _ in calls}) == 1
         assert [value for _, _, value in calls] == [float(i) for i in range(1 + 8)]
     assert seen["reference"][0][:2] != seen["candidate"][0][:2]
+
+
+def test_no_collection_of_the_cyclic_collector_runs_inside_a_timed_call():
+    """Each call makes cyclic garbage enough to cross the collector's threshold; the collections must all come
+    between calls, where nothing is timed, and the collector is on again afterwards."""
+    inside, during, between = [False], [], []
+
+    def on_collect(phase, info):
+        if phase == "start":
+            (during if inside[0] else between).append(info["generation"])
+
+    def forward(x):
+        inside[0] = True
+        for _ in range(2000):
+            cycle: list = []
+            cycle.append(cycle)
+        inside[0] = False
+        return x + 1
+
+    s = HarnessSettings(warmup=1, timing_trials=6, min_timing_trials=6, timing_budget_s=10)
+    gc.callbacks.append(on_collect)
+    try:
+        run_timing({"reference": forward, "candidate": forward}, lambda i: [torch.full((4,), float(i))],
+                   CpuClock(), s)
+    finally:
+        gc.callbacks.remove(on_collect)
+    assert during == [] and between, (during, between)
+    assert gc.isenabled()
 
 
 def test_a_model_returning_its_input_gets_fresh_copies_so_held_outputs_keep_their_values():
