@@ -145,6 +145,7 @@ def relative_width(costs: dict[str, list[float]], names: Sequence[str]) -> float
     return (high - low) / estimate if estimate > 0 else float("inf")
 
 
+@collector_paused()
 def run_timing(
     models: dict[str, Callable[..., Any]],
     inputs: InputSource,
@@ -152,20 +153,9 @@ def run_timing(
     settings: HarnessSettings,
     after_call: Callable[[str, int, Any], None] = lambda name, input_index, out: None,
 ) -> TimedRun:
-    """``timed_rounds`` with the cyclic collector paused (``collector_paused``)."""
-    with collector_paused():
-        return timed_rounds(models, inputs, clock, settings, after_call)
-
-
-def timed_rounds(
-    models: dict[str, Callable[..., Any]],
-    inputs: InputSource,
-    clock: CpuClock | CudaClock,
-    settings: HarnessSettings,
-    after_call: Callable[[str, int, Any], None] = lambda name, input_index, out: None,
-) -> TimedRun:
     """Warm up, then time the models in alternating rounds, each round on an input set of its own, until the
-    interval is narrow enough (``settings.speedup_ci_width``), the most rounds have run or the time is up.
+    interval is narrow enough (``settings.speedup_ci_width``), the most rounds have run or the time is up, with
+    the cyclic collector paused (``collector_paused``).
 
     ``inputs(i)`` draws input set ``i`` (a sequence is cycled through instead, for fixed inputs); every call gets
     its round's values in a copy of its own (the one its model had last, refilled: ``refill_inputs``), so no call
