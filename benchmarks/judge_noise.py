@@ -16,13 +16,16 @@ Reported per problem and mode: the reference's median across the batch's jobs an
 median), the self speedups' range, how often the 95% interval contained 1 (self) or the long judgment's ratio
 (lean), the calls made, and whether the reference was host-bound. Targets: self-vs-self within 0.97-1.03 on
 GPU-bound problems and 0.95-1.05 on host-bound ones, the interval containing 1 in at least 95% of self jobs,
-the reference's median drifting less than 3% across the jobs of a batch.
+the reference's median drifting less than 3% across the jobs of a batch. Also the self speedups' spread
+between jobs (``self_job_spread``, the standard deviation of their logs), pooled over the host-bound and the
+GPU-bound problems in ``overall.job_spread_measured`` beside the ``harness.job_spread_*`` the intervals used.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 import statistics
 import sys
@@ -79,6 +82,10 @@ def summarise(name: str, mode: str, self_rows: list[dict], lean_rows: list[dict]
         "reference_drift": (max(refs) - min(refs)) / statistics.median(refs) if refs else None,
         "self_speedup_range": [min(speedups), max(speedups)] if speedups else None,
         "self_ci_contains_1": sum(contains(r["speedup_ci95"], 1.0) for r in ok_self),
+        # the spread between identical jobs (the standard deviation of log self speedups), what the judge's
+        # harness.job_spread_host / job_spread_gpu stand for, and their mean's offset from 1
+        "self_job_spread": statistics.stdev(math.log(x) for x in speedups) if len(speedups) > 1 else None,
+        "self_mean_log_offset": statistics.fmean(math.log(x) for x in speedups) if speedups else None,
         "self_jobs": len(self_rows), "self_ok": len(ok_self),
         "self_calls": {v: sum(r["speed_verdict"] == v for r in ok_self) for v in ("faster", "slower", "same",
                                                                                     "uncertain")},
@@ -95,6 +102,14 @@ def summarise(name: str, mode: str, self_rows: list[dict], lean_rows: list[dict]
         "drift_under_3pct": out["reference_drift"] is not None and out["reference_drift"] < 0.03,
     }
     return out
+
+
+def pooled_spread(summaries: list[dict]) -> float | None:
+    """The self speedups' spread between jobs, pooled over problems (each about its own mean, so one problem's
+    offset from 1 does not count as spread)."""
+    squares = [s["self_job_spread"] ** 2 * (s["self_ok"] - 1) for s in summaries if s["self_job_spread"] is not None]
+    dof = sum(s["self_ok"] - 1 for s in summaries if s["self_job_spread"] is not None)
+    return math.sqrt(sum(squares) / dof) if dof else None
 
 
 def main() -> None:
@@ -147,6 +162,9 @@ def main() -> None:
         "problems_meeting_self_range": sum(s["targets"]["self_within_range"] for s in report["summary"]),
         "problems_meeting_drift": sum(s["targets"]["drift_under_3pct"] for s in report["summary"]),
         "batches": len(report["summary"]),
+        "job_spread_used": {"host": Settings().harness.job_spread_host, "gpu": Settings().harness.job_spread_gpu},
+        "job_spread_measured": {kind: pooled_spread([s for s in report["summary"] if s["expected"] == kind])
+                                for kind in ("host-bound", "gpu-bound")},
     }
     args.out.write_text(json.dumps(report, indent=1))
     print(json.dumps(report["overall"]))

@@ -16,8 +16,9 @@ Modes, each one batch through a new ``Pipeline``, in the order given:
 
 Per mode: wall time (the batch's ``judge`` call; the worker's start included), GPU-busy time (the sum of the
 verdicts' phases in the worker except ``load_candidate``, where builds happen: the lane holds the GPU for the
-rest) and GPU-idle time (wall minus busy), the pool's width and its builds (made, from the cache, failed;
-their compilers' CPU seconds), every candidate's verdict and how each extension was satisfied. For ``ahead``
+rest; a verdict without phases, such as a timeout, held the lane for its whole elapsed time) and GPU-idle
+time (wall minus busy), the pool's width and its builds (made, from the cache, failed; their compilers' CPU
+seconds), every candidate's verdict and how each extension was satisfied. For ``ahead``
 the target: wall <= 1.5 x (build CPU seconds / pool width) + GPU-busy time.
 """
 
@@ -89,10 +90,14 @@ def judge_mode(mode: str, cases: list[tuple[Path, Any, str]], scratch: Path, arg
     rows, busy = [], 0.0
     for (case, _, _), result in zip(cases, results, strict=True):
         phases = result.details.get("phase_s", {})
-        busy += sum(v for k, v in phases.items() if k not in ("load_candidate", "start"))
+        # a verdict the worker could not finish (a timeout, a crash) has no phases: its lane was held throughout
+        lane_s = sum(v for k, v in phases.items() if k not in ("load_candidate", "start")) if phases \
+            else result.elapsed_s
+        busy += lane_s
         rows.append({"case": case.name, "status": result.status, "reason": result.reason,
                      "message": result.message[:400], "speedup": result.speedup, "elapsed_s": result.elapsed_s,
-                     "load_candidate_s": phases.get("load_candidate"),
+                     "load_candidate_s": phases.get("load_candidate"), "gpu_busy_s": round(lane_s, 3),
+                     "phase_s": phases,
                      "load_inline": result.details.get("load_inline", [])})
     paths = Counter(r["path"] for row in rows for r in row["load_inline"])
     out: dict[str, Any] = {

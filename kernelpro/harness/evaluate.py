@@ -196,8 +196,10 @@ class Evaluation(Guards, ModelCalls):
                                                         clock, self.settings, checks), "candidate")
         timings = run.timings
         result.reference, result.candidate = timings["reference"], timings["candidate"]
-        estimate = stats.estimate_speedup(run.costs["reference"], run.costs["candidate"], self.settings.min_effect,
-                                          seed=base)
+        host_side = self.device.type == "cpu" or run.host_checked
+        estimate = stats.estimate_speedup(
+            run.costs["reference"], run.costs["candidate"], self.settings.min_effect, seed=base,
+            job_spread=self.settings.job_spread_host if host_side else self.settings.job_spread_gpu)
         result.speedup, result.speed_verdict = estimate.speedup, estimate.verdict
         result.speedup_ci95 = [round(estimate.low, 6), round(estimate.high, 6)]
         result.host_bound = timings["reference"].host_bound if self.device.type == "cuda" else None

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from kernelpro.harness.judge import judge
+from kernelpro.harness.stats import Z95
 from tests.conftest import candidate, problem
 
 HONEST = [
@@ -31,6 +34,9 @@ def test_honest_candidate_passes_with_timing(name, problem_name, settings):
     assert result.candidate.method == result.reference.method == "cpu perf_counter_ns"
     # the speedup is taken inside paired rounds (harness.stats), not from the two medians
     assert result.speedup_ci95[0] <= result.speedup <= result.speedup_ci95[1]
+    # and widened by the spread between identical jobs on a host-bound (CPU) job
+    low, high = result.speedup_ci95
+    assert math.log(high / low) >= 2 * Z95 * settings.harness.job_spread_host * 0.999
     phases = result.details["phase_s"]  # where the judge's seconds went, each phase once
     assert {"load_reference", "load_candidate", "correctness", "timing"} <= set(phases)
     assert all(seconds >= 0 for seconds in phases.values()) and phases["timing"] > 0
