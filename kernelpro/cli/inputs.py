@@ -45,6 +45,20 @@ def problem_or_fail(path: Path) -> Problem:
         fail(str(error))
 
 
+def judged_before_or_fail(path: Path | None, resume: str | None) -> None:
+    """``optimize --judged-before``: a file of earlier verdicts that reads, for a new run only."""
+    if path is None:
+        return
+    if resume:
+        fail("--judged-before is for a new run; a resumed run keeps the verdicts it adopted")
+    from kernelpro.graphs.judged_before import JudgedBefore, JudgedBeforeError
+
+    try:
+        JudgedBefore.read(path)
+    except JudgedBeforeError as error:
+        fail(str(error))
+
+
 def candidate_or_fail(path: Path) -> str:
     """A candidate's source. Bytes that are not UTF-8 are kept (replaced) for the judge to classify as not Python;
     a file that is missing, a directory or unreadable is refused here."""

@@ -20,6 +20,7 @@ from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import (
     device_or_fail,
     hold_run_lock,
+    judged_before_or_fail,
     objective_or_fail,
     problem_or_fail,
     releases_run_locks,
@@ -64,7 +65,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  time_budget: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
-                 run_id: Optional[str] = None, objective: Optional[str] = None) -> None:
+                 run_id: Optional[str] = None, objective: Optional[str] = None,
+                 judged_before: Optional[Path] = None) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
@@ -88,6 +90,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     runs_dir = runs_dir or settings.runs_dir
     new_budgets: dict[str, Any] = {}
 
+    judged_before_or_fail(judged_before, resume)  # a bad file is refused before a run directory is made
     if resume:
         try:
             files = RunFiles.open(runs_dir, resume)
@@ -130,6 +133,10 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
             "objective": settings.search.objective})
         hold_run_lock(files.root, f"run {run_id}")
+        if judged_before is not None:
+            from kernelpro.graphs.judged_before import JudgedBefore
+
+            JudgedBefore.adopt(judged_before, files.root)
     run_id = files.root.name
     use_llm = llm_configured(settings)
     if not use_llm:
@@ -275,12 +282,16 @@ def register(app: typer.Typer) -> None:
         objective: Annotated[Optional[str], typer.Option("--objective", help="What the search optimises: time "
                                                          "(default), energy or edp (energy x time; both need a "
                                                          "GPU's NVML energy counter).")] = None,
+        judged_before: Annotated[Optional[Path], typer.Option("--judged-before", help="JSON lines of verdicts this "
+                                                              "judge took on this problem before (a suite's "
+                                                              "baselines): the same code is not judged again.")]
+        = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
-                     interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective)
+                     interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective, judged_before)
 
 
 __all__ = ["register", "run_optimize"]

@@ -237,12 +237,14 @@ def baselines(
     device: Annotated[str, typer.Option(help="cpu or cuda.")] = "cpu",
     names: Annotated[str, typer.Option(help="Comma-separated compile baselines.")] = "",
     run_id: Annotated[str, typer.Option("--run-id", help="The problem's run, for the dataset rows.")] = "",
+    verdicts: Annotated[Optional[Path], typer.Option(help="Also write each verdict with its code here, as "
+                                                          "optimize --judged-before reads them.")] = None,
 ) -> None:
     """Judge a problem's compile baselines against it; one JSON object (what a suite's job runs)."""
     from kernelpro.app import evaluator
     from kernelpro.forecast.dataset import hardware_name
     from kernelpro.problem import ProblemError, load_problem
-    from kernelpro.suite.baselines import judge_baselines, record_baselines, summarise
+    from kernelpro.suite.baselines import baseline_source, judge_baselines, record_baselines, summarise
 
     try:
         problem = load_problem(problem_path)
@@ -261,6 +263,11 @@ def baselines(
         fail(f"{problem_path}: no compile baseline can be made ({error})")
     finally:
         judge.close()
+    if verdicts is not None:
+        from kernelpro.graphs.judged_before import write_verdicts
+
+        write_verdicts(verdicts, [(f"the suite's {name} baseline", baseline_source(problem, name), result)
+                                  for name, result in judged.items()])
     if settings.forecast.record:
         try:
             record_baselines(settings.forecast.dataset, problem, judged, hardware_name(device), run_id)

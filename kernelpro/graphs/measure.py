@@ -2,7 +2,8 @@
 
 A verdict is stored in the run directory the moment the judge reaches it, before the batch ends and the state
 moves on, so a run killed while judging resumes with every verdict it had (``RunFiles.stored_result``) and
-judges nothing twice. The same code twice (in one batch or across batches) is judged once.
+judges nothing twice. The same code twice (in one batch or across batches) is judged once, and code judged
+before the run (``judged_before``: a suite's compile baselines) is not judged again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Literal
 from langgraph.types import Command
 
 from kernelpro.graphs.context import OptimizeContext
+from kernelpro.graphs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.views import describe_result
@@ -49,11 +51,20 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
     batch = [v for v in (tree.get(i) for i in state.get("pending", [])) if not v.settled and v.source]
     verdicts: dict[str, tuple[EvalResult, str]] = {}  # id -> verdict, and where it came from
     todo: dict[str, list[Variant]] = {}  # normalised code -> the batch's variants with it
+    try:  # e.g. a suite's compile baselines, judged before the run
+        earlier, notes = JudgedBefore.of_run(ctx.files.root), []
+    except JudgedBeforeError as error:  # checked when the run adopted it: only a hand-edited file gets here
+        earlier, notes = JudgedBefore(), [f"earlier verdicts not used: {error}"]
     for variant in batch:
         stored = ctx.files.stored_result(variant.id, variant.source)
         twin = tree.equivalent_of(variant.source, variant.origin)
+        known = earlier.find(variant.source) if stored is None and twin is None else None
         if stored is not None:
             verdicts[variant.id] = (stored, " (recovered from the run directory)")
+        elif known is not None:  # the same code judged before the run by the same judge: no GPU time again
+            ctx.files.write_source(variant.id, variant.source)
+            verdicts[variant.id] = (known[0].model_copy(deep=True), f" (the same code as {known[1]}: its verdict, "
+                                                                    "not judged again)")
         elif twin is not None:  # its verdict stands, at no GPU cost; its profile too
             ctx.files.write_source(variant.id, variant.source)  # every logged candidate has its code on disk
             verdicts[variant.id] = (EvalResult.model_validate(twin.result), f" (the same candidate as {twin.id}: "
@@ -73,7 +84,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
         verdicts[group[0].id] = (result, "")
         for twin in group[1:]:
             verdicts[twin.id] = (result, f" (the same candidate as {group[0].id}: its verdict, not judged again)")
-    events, iteration = record_judged(ctx, firsts, fresh), state.get("iteration", 0)
+    events, iteration = [*notes, *record_judged(ctx, firsts, fresh)], state.get("iteration", 0)
     for variant in batch:
         result, note = verdicts[variant.id]
         iteration += 1

@@ -5,6 +5,8 @@ the run id the ledger chose, so a job started again after a kill resumes that ru
 (``--resume``) and judges nothing twice. Each child gets its lane's GPU alone (``CUDA_VISIBLE_DEVICES``), dies
 with the process that started it (``orphan_guard``) and is killed, with its process group, when it overruns
 the problem's time limit. Whatever happens comes back as a ``JobOutcome``; a job never raises for its problem.
+The baselines' verdicts go to the optimisation with their code (``--judged-before``): a recipe that is a
+baseline's very code, ``torch.compile`` of the reference, is answered from it rather than judged again.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ def optimize_command(spec: JobSpec) -> list[str]:
         return _cli("optimize", "--resume", spec.run_id, "--runs-dir", spec.runs_dir, "--json")
     args = ["optimize", spec.path, "--run-id", spec.run_id, "--runs-dir", spec.runs_dir, "--device", spec.device,
             "--max-iters", str(spec.max_iters), "--json"]
+    if baseline_verdicts(spec).exists():  # the recipes that are a baseline's very code are not judged again
+        args += ["--judged-before", str(baseline_verdicts(spec))]
     for flag, value in (("--time-budget", spec.budgets.time_s), ("--gpu-budget", spec.budgets.gpu_s)):
         if value is not None:
             args += [flag, f"{max(value, 1.0):.0f}s"]
@@ -86,9 +90,14 @@ def optimize_command(spec: JobSpec) -> list[str]:
     return _cli(*args)
 
 
+def baseline_verdicts(spec: JobSpec) -> Path:
+    """Where the baselines' verdicts with their code go, for the optimisation to answer the same code from."""
+    return Path(spec.log_dir) / f"{_safe(spec.key)}.baseline-verdicts.jsonl"
+
+
 def baselines_command(spec: JobSpec) -> list[str]:
     return _cli("suite", "baselines", spec.path, "--device", spec.device, "--names", ",".join(spec.baselines),
-                "--run-id", spec.run_id)
+                "--run-id", spec.run_id, "--verdicts", str(baseline_verdicts(spec)))
 
 
 def _safe(key: str) -> str:

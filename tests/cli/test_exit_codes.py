@@ -118,3 +118,35 @@ def test_the_entry_point_maps_usage_errors_interrupts_and_bugs(capsys):
     assert "RuntimeError: an unexpected state" in capsys.readouterr().err
     assert run(["ok", "--no-such-option"], probe) == BAD_INPUT
     assert run(["--version"]) == OK and capsys.readouterr().out.strip() == f"kernelpro {kernelpro.__version__}"
+
+
+def test_earlier_verdicts_that_do_not_read_are_refused_before_a_run_starts(tmp_path):
+    bad = tmp_path / "verdicts.jsonl"
+    bad.write_text('{"source": "x = 1"}\n')
+    runs = tmp_path / "runs"
+    result = runner.invoke(app, ["optimize", PROBLEM, "--device", "cpu", "--runs-dir", str(runs),
+                                 "--judged-before", str(bad)])
+    assert result.exit_code == BAD_INPUT and "verdicts.jsonl, line 1: not a verdict with its source" in result.output
+    assert not runs.exists()  # no run directory left behind
+    again = runner.invoke(app, ["optimize", "--resume", "r-1", "--runs-dir", str(runs), "--judged-before", str(bad)])
+    assert again.exit_code == BAD_INPUT and "--judged-before is for a new run" in again.output
+
+
+def test_a_new_run_adopts_earlier_verdicts_and_answers_their_code_from_them(tmp_path, monkeypatch):
+    from kernelpro.graphs.judged_before import FILE_NAME, write_verdicts
+    from kernelpro.harness.result import EvalResult
+    from kernelpro.problem import load_problem
+    from kernelpro.search.recipes import recipes_for
+
+    monkeypatch.setenv("KERNELPRO_SEARCH__FINALISTS", "0")
+    monkeypatch.setenv("KERNELPRO_FORECAST__RECORD", "false")
+    first = recipes_for(load_problem(PROBLEM), "cpu")[0]  # what the recipe policy judges first here
+    earlier = EvalResult(status="incorrect", reason="value_mismatch", message="output differs")
+    write_verdicts(tmp_path / "verdicts.jsonl", [("the suite's baseline", first.source, earlier)])
+    runs = tmp_path / "runs"
+    result = runner.invoke(app, ["optimize", PROBLEM, "--device", "cpu", "--runs-dir", str(runs), "--max-iters", "1",
+                                 "--no-memory", "--json", "--judged-before", str(tmp_path / "verdicts.jsonl")])
+    assert result.exit_code == NO_IMPROVEMENT, result.output
+    assert "(the same code as the suite's baseline: its verdict, not judged again)" in result.output
+    [run_dir] = runs.iterdir()
+    assert (run_dir / FILE_NAME).read_text() == (tmp_path / "verdicts.jsonl").read_text()

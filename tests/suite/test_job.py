@@ -15,7 +15,15 @@ from kernelpro.harness.judge import precheck
 from kernelpro.harness.result import EvalResult
 from kernelpro.suite.baselines import baseline_source, fastest_compile, record_baselines, summarise
 from kernelpro.suite.budget import Limits
-from kernelpro.suite.job import JobSpec, _parse, _run, baselines_command, optimize_command, run_job
+from kernelpro.suite.job import (
+    JobSpec,
+    _parse,
+    _run,
+    baseline_verdicts,
+    baselines_command,
+    optimize_command,
+    run_job,
+)
 from tests.conftest import DATA, problem
 
 
@@ -28,9 +36,16 @@ def spec(tmp_path, **fields) -> JobSpec:
 def test_a_new_run_gets_the_ledgers_run_id_and_a_started_one_is_resumed(tmp_path):
     job = spec(tmp_path, budgets=Limits(time_s=120, usd=0.25), policy="greedy", no_profile=True,
                baselines=["compile_default"])
-    assert baselines_command(job)[-2:] == ["--run-id", "r-1"]  # its dataset rows name the problem's run
+    command = baselines_command(job)
+    assert command[command.index("--run-id") + 1] == "r-1"  # its dataset rows name the problem's run
+    assert command[command.index("--verdicts") + 1] == str(baseline_verdicts(job))  # with their code, for the run
     command = optimize_command(job)
     assert command[command.index("--run-id") + 1] == "r-1" and "--resume" not in command
+    assert "--judged-before" not in command  # no baseline judged yet
+    baseline_verdicts(job).parent.mkdir(parents=True)
+    baseline_verdicts(job).write_text("")
+    command = optimize_command(job)
+    assert command[command.index("--judged-before") + 1] == str(baseline_verdicts(job))
     assert command[command.index("--time-budget") + 1] == "120s" and "--gpu-budget" not in command
     assert command[command.index("--policy") + 1] == "greedy" and "--no-profile" in command
     assert command[2] == "kernelpro.suite.orphan_guard" and command[3] == str(os.getpid())
@@ -136,3 +151,33 @@ def test_judged_baselines_are_rows_of_the_judged_candidate_dataset(tmp_path):
     assert rows[0].candidate_source == baseline_source(scale_relu, "compile_default") and rows[0].speed_class > 0
     assert rows[1].speed_class == 0 and rows[0].problem_source == scale_relu.source
     assert summarise(results)["compile_max_autotune_no_cudagraphs"]["message"] == "inductor failed"
+
+
+def test_the_baselines_verdicts_answer_the_recipes_that_are_their_code(tmp_path):
+    """``suite baselines --verdicts`` writes what ``optimize --judged-before`` reads, and the recipe policy's
+    torch.compile recipes are the baselines' very code, so a suite judges each once."""
+    from typer.testing import CliRunner
+
+    from kernelpro.cli.main import app
+    from kernelpro.graphs.judged_before import JudgedBefore, write_verdicts
+    from kernelpro.search.recipes import recipes_for
+
+    scale_relu = problem("scale_relu")
+    recipes = {device: {r.name: r.source for r in recipes_for(scale_relu, device)} for device in ("cpu", "cuda")}
+    any_verdict = EvalResult(status="ok", correct=True, speedup=1.0)
+    for device, name in (("cuda", "compile_default"), ("cuda", "compile_max_autotune_no_cudagraphs"),
+                         ("cpu", "compile_default")):
+        write_verdicts(tmp_path / "one.jsonl", [("baseline", baseline_source(scale_relu, name), any_verdict)])
+        assert JudgedBefore.read(tmp_path / "one.jsonl").find(recipes[device][name]) is not None, (device, name)
+
+    verdicts = tmp_path / "verdicts.jsonl"
+    env = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2",
+           "KERNELPRO_FORECAST__RECORD": "false"}
+    done = CliRunner().invoke(app, ["suite", "baselines", str(DATA / "problems" / "scale_relu.py"), "--device", "cpu",
+                                    "--names", "compile_default", "--verdicts", str(verdicts)], env=env)
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    [line] = verdicts.read_text().splitlines()
+    assert json.loads(line)["label"] == "the suite's compile_default baseline"
+    result, _ = JudgedBefore.read(verdicts).find(recipes["cpu"]["compile_default"])
+    assert result.status == summary["compile_default"]["status"] and result.speedup_ci95

@@ -1,0 +1,58 @@
+"""Verdicts taken before a run (a suite's compile baselines): the same code in the run is answered from them and
+never judged again; a file that is not such verdicts is refused with its line; a verdict about a moment rather
+than the code (a timeout) is not reused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kernelpro.graphs.judged_before import FILE_NAME, JudgedBefore, JudgedBeforeError, write_verdicts
+from kernelpro.harness.judge import judge
+from kernelpro.harness.result import EvalResult
+from kernelpro.search.tree import VariantTree
+from tests.conftest import problem
+from tests.graphs.helpers import HONEST, code_reply, make_context, plan_reply, review_reply, run, scripted_agents
+
+
+def test_code_judged_before_the_run_is_answered_from_that_verdict(settings, tmp_path):
+    earlier = judge(problem("repeated_relu"), HONEST, device="cpu", settings=settings)
+    assert earlier.status == "ok"
+    path = tmp_path / "baselines.jsonl"
+    write_verdicts(path, [("the suite's compile_default baseline", HONEST, earlier)])
+    agents = scripted_agents(planner=[plan_reply("fuse")], critic=[review_reply()],
+                             coder=[code_reply("# written again\n" + HONEST)])  # the same code, another layout
+    context = make_context(settings, tmp_path, agents, max_iters=1)
+    assert len(JudgedBefore.adopt(path, context.files.root)) == 1
+    graph, config = run(context)
+    state = graph.get_state(config).values
+    [variant] = [v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"]
+    assert variant.result == earlier.model_dump(mode="json")
+    assert any(e.startswith(f"judge {variant.id}:") and "(the same code as the suite's compile_default baseline: "
+               "its verdict, not judged again)" in e for e in state["events"])
+    assert context.evaluate.stats is None  # the run's judge never started (the re-judgment has its own)
+    assert any(e.startswith("finalists re-judged") for e in state["events"])  # the reused verdict is re-judged
+    assert (context.files.candidates / f"{variant.id}.py").exists()  # the logged candidate has its code on disk
+
+
+def test_a_file_that_is_not_verdicts_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    ok = EvalResult(status="ok", correct=True, speedup=1.2)
+    path.write_text(json.dumps({"label": "x", "source": HONEST, "result": ok.model_dump(mode="json")}) + "\n\n"
+                    + json.dumps({"source": HONEST}) + "\n")
+    with pytest.raises(JudgedBeforeError, match=r"bad.jsonl, line 3: not a verdict with its source \(KeyError"):
+        JudgedBefore.read(path)
+    with pytest.raises(JudgedBeforeError, match="cannot be read"):
+        JudgedBefore.read(tmp_path / "missing.jsonl")
+    assert len(JudgedBefore.of_run(tmp_path)) == 0 and not (tmp_path / FILE_NAME).exists()
+
+
+def test_a_verdict_about_a_moment_rather_than_the_code_is_not_reused(tmp_path):
+    path = tmp_path / "verdicts.jsonl"
+    timed_out = EvalResult(status="timeout", reason="wall_time", message="no result within 30 s")
+    rejected = EvalResult(status="rejected", reason="try_except_fallback")
+    write_verdicts(path, [("a", HONEST, timed_out), ("b", HONEST.replace("0.0", "0.5"), rejected)])
+    found = JudgedBefore.read(path)
+    assert found.find(HONEST) is None
+    assert found.find(HONEST.replace("0.0", "0.5")) == (rejected, "b")
