@@ -10,7 +10,8 @@ The first form (on a machine with the KernelBench mirror, a bare git directory) 
 The second runs one suite over those levels' ``--tasks`` (KernelBench's own task ids: 1-20 gives 20 level-1 and
 20 level-2 problems), one problem per visible GPU at once, with no language model and no search memory, and
 writes under OUT: ``suite_kernelbench.json`` (the command, the suite's JSON object: fast_p against eager and
-against the fastest compile baseline, geomean, per level, GPU and wall time), ``suite_kernelbench.log`` (the
+against the fastest compile baseline, geomean, per level, GPU and wall time; and ``gpu_phases``, the verdicts'
+seconds by the judge's phases), ``suite_kernelbench.log`` (the
 progress), and ``suite/``: the suite directory (``suite.md``, ``suite.html``, plots, the ledger, every
 problem's run with its report). The suite stops starting problems when ``--time-budget`` is spent, so the
 script ends inside a fixed device-time slot (problems not started are listed as such). Measured on one H200
@@ -49,6 +50,23 @@ def extract(mirror: Path) -> None:
             tar.extractall(INPUTS, filter="data")
     count = len(list(INPUTS.glob("KernelBench/level*/*.py")))
     print(f"{count} problems under {INPUTS}")
+
+
+def where_gpu_time_went(suite_dir: Path) -> dict:
+    """Every verdict the suite's jobs took (baselines, candidates, finalists' re-judgments): how many, their
+    seconds in the worker, which held the device, and those seconds by the judge's phases (``phase_s``), so a
+    slow suite says whether loading, compiling on the first call (``correctness``) or timing cost it."""
+    verdicts: list[dict] = []
+    for path in suite_dir.glob("suite-*/runs/*/candidates/*.json"):
+        verdicts.append(json.loads(path.read_text()))
+    for path in suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl"):
+        verdicts += [json.loads(line)["result"] for line in path.read_text().splitlines() if line.strip()]
+    phases: dict[str, float] = {}
+    for verdict in verdicts:
+        for phase, seconds in ((verdict.get("details") or {}).get("phase_s") or {}).items():
+            phases[phase] = phases.get(phase, 0.0) + seconds
+    return {"verdicts": len(verdicts), "elapsed_s": round(sum(v.get("elapsed_s") or 0.0 for v in verdicts), 1),
+            "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])}}
 
 
 def main() -> None:
@@ -102,7 +120,7 @@ def main() -> None:
     lines = done.stdout.strip().splitlines()
     result = json.loads(lines[-1]) if done.returncode == 0 and lines else None
     record = {"command": " ".join(command[1:]), "settings": settings, "exit_code": done.returncode,
-              "wall_seconds": round(wall, 1), "suite": result}
+              "wall_seconds": round(wall, 1), "suite": result, "gpu_phases": where_gpu_time_went(args.out / "suite")}
     (args.out / "suite_kernelbench.json").write_text(json.dumps(record, indent=1))
     if result is None:
         sys.exit(f"the suite failed (exit {done.returncode}); see {args.out / 'suite_kernelbench.log'}")
