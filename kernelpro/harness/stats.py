@@ -136,7 +136,9 @@ def with_job_spread(speedup: float, low: float, high: float, job_spread: float) 
 
     The rounds of one job share its state: the placement of the two models' objects and memory, the host's
     speed for the job's few seconds. Self against self on the H200, the intervals of the rounds alone held 1 in
-    15 of 18 host-bound jobs, whose figures moved by about 0.5 % from job to job."""
+    14 of 18 host-bound jobs, whose figures moved by about 0.5 % from job to job
+    (``benchmarks/results/judge_noise_h200_persistent_refill.json``); widened, 46 of 48 over eight problems
+    (``judge_noise_h200_job_spread.json``)."""
     if job_spread <= 0 or speedup <= 0 or low <= 0:
         return low, high
     floor = (Z95 * job_spread) ** 2
