@@ -92,7 +92,7 @@ def judge_mode(mode: str, cases: list[tuple[Path, Any, str]], scratch: Path, arg
         phases = result.details.get("phase_s", {})
         # a verdict the worker could not finish (a timeout, a crash) has no phases: its lane was held throughout
         lane_s = sum(v for k, v in phases.items() if k not in ("load_candidate", "start")) if phases \
-            else result.elapsed_s
+            else (result.elapsed_s or 0.0)
         busy += lane_s
         rows.append({"case": case.name, "status": result.status, "reason": result.reason,
                      "message": result.message[:400], "speedup": result.speedup, "elapsed_s": result.elapsed_s,
