@@ -86,6 +86,9 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="Profile candidates with ncu (slower).")
     parser.add_argument("--lanes-per-gpu", type=int, default=1,
                         help="suite.lanes_per_gpu: problems at once per GPU, their measurements taking turns.")
+    parser.add_argument("--compile-threads", type=int, default=None,
+                        help="TORCHINDUCTOR_COMPILE_THREADS for the judge's workers (their default: 1): max-autotune "
+                             "compiles its choices on that many threads (benchmarks/compile_threads.py measures it).")
     parser.add_argument("--resume", action="store_true",
                         help="Finish the suite already under OUT (after a kill); its own budgets and settings hold.")
     args = parser.parse_args()
@@ -101,6 +104,8 @@ def main() -> None:
                 "KERNELPRO_SUITE__LANES_PER_GPU": str(args.lanes_per_gpu)}
     if args.resume:
         settings = {}  # the suite restores the settings it started with (its config's ``environment``)
+    if args.compile_threads:  # not a kernelpro setting, so not one the suite restores: given on --resume too
+        settings["TORCHINDUCTOR_COMPILE_THREADS"] = str(args.compile_threads)
     env = {**os.environ, **settings}
     if args.resume:
         suites = sorted((args.out / "suite").glob("suite-*"))
