@@ -13,11 +13,11 @@ worker's failure may say more about that moment than about the code, and such a 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from kernelpro.graphs.run_files import write_atomic
 from kernelpro.harness.result import EvalResult
 from kernelpro.search.tree import normalised_source
 
@@ -27,6 +27,13 @@ REUSED_STATUSES = ("ok", "incorrect", "rejected", "compile_error")
 
 class JudgedBeforeError(ValueError):
     """A file of earlier verdicts that cannot be read, with the line at fault."""
+
+
+def _text(path: Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise JudgedBeforeError(f"{path}: cannot be read ({error.strerror or error})") from None
 
 
 class JudgedBefore:
@@ -40,12 +47,13 @@ class JudgedBefore:
 
     @classmethod
     def read(cls, path: Path) -> JudgedBefore:
+        return cls.parse(_text(path), path)
+
+    @classmethod
+    def parse(cls, text: str, path: Path) -> JudgedBefore:
+        """The verdicts of a file's ``text``; ``path`` names it in the error about a line at fault."""
         entries: dict[str, tuple[EvalResult, str]] = {}
-        try:
-            lines = Path(path).read_text(encoding="utf-8").splitlines()
-        except OSError as error:
-            raise JudgedBeforeError(f"{path}: cannot be read ({error.strerror or error})") from None
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
@@ -68,11 +76,9 @@ class JudgedBefore:
     @classmethod
     def adopt(cls, path: Path, run_root: Path) -> JudgedBefore:
         """Check ``path`` and keep a copy in the run directory; raises ``JudgedBeforeError`` on a bad file."""
-        found = cls.read(path)
-        target = Path(run_root) / FILE_NAME
-        tmp = target.with_name(f".{FILE_NAME}.tmp")
-        tmp.write_text(Path(path).read_text(encoding="utf-8"), encoding="utf-8")
-        os.replace(tmp, target)
+        text = _text(path)
+        found = cls.parse(text, path)
+        write_atomic(Path(run_root) / FILE_NAME, text)
         return found
 
     def find(self, source: str) -> tuple[EvalResult, str] | None:
@@ -81,8 +87,6 @@ class JudgedBefore:
 
 def write_verdicts(path: Path, judged: list[tuple[str, str, EvalResult]]) -> None:
     """Write (label, source, verdict) triples as a file ``JudgedBefore.read`` takes, in one atomic step."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text("".join(json.dumps({"label": label, "source": source, "result": result.model_dump(mode="json")})
-                           + "\n" for label, source, result in judged), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(Path(path), "".join(json.dumps({"label": label, "source": source,
+                                                 "result": result.model_dump(mode="json")}) + "\n"
+                                     for label, source, result in judged))

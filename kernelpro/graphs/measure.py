@@ -58,18 +58,17 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
     for variant in batch:
         stored = ctx.files.stored_result(variant.id, variant.source)
         twin = tree.equivalent_of(variant.source, variant.origin)
-        known = earlier.find(variant.source) if stored is None and twin is None else None
         if stored is not None:
             verdicts[variant.id] = (stored, " (recovered from the run directory)")
-        elif known is not None:  # the same code judged before the run by the same judge: no GPU time again
-            ctx.files.write_source(variant.id, variant.source)
-            verdicts[variant.id] = (known[0].model_copy(deep=True), f" (the same code as {known[1]}: its verdict, "
-                                                                    "not judged again)")
         elif twin is not None:  # its verdict stands, at no GPU cost; its profile too
             ctx.files.write_source(variant.id, variant.source)  # every logged candidate has its code on disk
             verdicts[variant.id] = (EvalResult.model_validate(twin.result), f" (the same candidate as {twin.id}: "
                                                                            "its verdict, not judged again)")
             variant.profile_notes, variant.findings = twin.profile_notes, list(twin.findings)
+        elif (known := earlier.find(variant.source)) is not None:  # judged before the run by the same judge
+            ctx.files.write_source(variant.id, variant.source)
+            verdicts[variant.id] = (known[0].model_copy(deep=True), f" (the same code as {known[1]}: its verdict, "
+                                                                    "not judged again)")
         else:
             ctx.files.write_source(variant.id, variant.source)
             todo.setdefault(normalised_source(variant.source), []).append(variant)

@@ -30,7 +30,7 @@ def new_run_id(problem_name: str) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{stem}-{secrets.token_hex(2)}"
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
@@ -46,7 +46,7 @@ class RunFiles:
         files = cls(Path(runs_dir) / run_id)
         files.candidates.mkdir(parents=True, exist_ok=True)
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        _write_atomic(files.meta_path, json.dumps({"run_id": run_id, "created": created, **meta}, indent=1,
+        write_atomic(files.meta_path, json.dumps({"run_id": run_id, "created": created, **meta}, indent=1,
                                                   default=str))
         return files
 
@@ -74,11 +74,11 @@ class RunFiles:
         return json.loads(self.meta_path.read_text())
 
     def update_meta(self, **fields: Any) -> None:
-        _write_atomic(self.meta_path, json.dumps(self.meta() | fields, indent=1, default=str))
+        write_atomic(self.meta_path, json.dumps(self.meta() | fields, indent=1, default=str))
 
     def write_source(self, variant_id: str, source: str) -> Path:
         path = self.candidates / f"{variant_id}.py"
-        _write_atomic(path, source)
+        write_atomic(path, source)
         return path
 
     def stored_result(self, variant_id: str, source: str) -> EvalResult | None:
@@ -94,7 +94,7 @@ class RunFiles:
 
     def store_result(self, variant_id: str, result: EvalResult) -> None:
         """Keep the verdict of this variant (with its source, ``write_source``) for ``stored_result``."""
-        _write_atomic(self.candidates / f"{variant_id}.json", result.model_dump_json(indent=1))
+        write_atomic(self.candidates / f"{variant_id}.json", result.model_dump_json(indent=1))
 
     def record_result(self, variant_id: str, result: EvalResult, entry: dict[str, Any]) -> None:
         """Store the result, then log it once in results.jsonl (a resumed run does not log it again)."""
