@@ -56,3 +56,14 @@ def test_wrong_answer_is_incorrect_not_rejected(settings):
     result = judge(problem("scale_relu"), source, device="cpu", settings=settings)
     assert (result.status, result.reason) == ("incorrect", "value_mismatch")
     assert "first at" in result.message and result.max_abs_error > 0
+
+
+def test_the_verdicts_interval_takes_the_host_spread_between_jobs(settings):
+    """A CPU job's interval carries ``harness.job_spread_host``: a spread far wider than any run of rounds shows
+    sets the interval's width, so the setting is the one the verdict used."""
+    settings.harness.job_spread_host = 1.0  # the rounds alone gave this one a log width of about 0.5
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    low, high = result.speedup_ci95
+    assert math.log(high / low) >= 2 * Z95 * 1.0 * 0.999
+    assert result.speed_verdict == "uncertain"  # an interval that wide cannot call a 2 % effect either way
