@@ -261,8 +261,9 @@ def register(app: typer.Typer) -> None:
         device: Annotated[str, typer.Option(help="cpu, cuda, or auto.")] = "auto",
         model: Annotated[Optional[str], typer.Option(help="LiteLLM model for every agent, e.g. "
                                                           "anthropic/claude-sonnet-4-5.")] = None,
-        max_iters: Annotated[Optional[int], typer.Option("--max-iters", help="Candidates to judge (default 8).")]
-        = None,
+        max_iters: Annotated[Optional[int], typer.Option(
+            "--max-iters", help="Candidates to judge (default 8); one answered from a verdict taken before the run "
+                                "(--judged-before) is not counted.")] = None,
         time_budget: Annotated[Optional[str], typer.Option("--time-budget", help="e.g. 30m, 2h.")] = None,
         gpu_budget: Annotated[Optional[str], typer.Option("--gpu-budget", help="GPU time, e.g. 10m.")] = None,
         usd_budget: Annotated[Optional[float], typer.Option("--usd-budget", help="LLM dollars per run.")] = None,

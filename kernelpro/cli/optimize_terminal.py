@@ -31,7 +31,8 @@ class Progress:
             variant = Variant.model_validate(data)
             if variant.improves and (self.best is None or (variant.deciding_speedup or 0.0) > self.best[1]):
                 self.best = (variant.id, variant.deciding_speedup or 0.0, variant.speedup_ci95)
-        self.judged = values.get("iteration", self.judged)
+        if "iteration" in values:  # a candidate answered from an earlier verdict is not one judged
+            self.judged = values["iteration"] - values.get("answered_before", 0)
         self.gpu_s += values.get("gpu_s", 0.0) or 0.0
         if values.get("usage"):
             self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)

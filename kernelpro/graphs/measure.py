@@ -50,6 +50,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
     ctx, tree = runtime.context, tree_of(state)
     batch = [v for v in (tree.get(i) for i in state.get("pending", [])) if not v.settled and v.source]
     verdicts: dict[str, tuple[EvalResult, str]] = {}  # id -> verdict, and where it came from
+    answered_before = 0  # of the batch, answered from verdicts taken before the run
     todo: dict[str, list[Variant]] = {}  # normalised code -> the batch's variants with it
     try:  # e.g. a suite's compile baselines, judged before the run
         earlier, notes = JudgedBefore.of_run(ctx.files.root), []
@@ -69,6 +70,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
             ctx.files.write_source(variant.id, variant.source)
             verdicts[variant.id] = (known[0].model_copy(deep=True), f" (the same code as {known[1]}: its verdict, "
                                                                     "not judged again)")
+            answered_before += 1
         else:
             ctx.files.write_source(variant.id, variant.source)
             todo.setdefault(normalised_source(variant.source), []).append(variant)
@@ -94,6 +96,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
                                                      **result.to_json_dict()})
         events.append(f"judge {variant.id}: {describe_result(result)}{note}")
     update = {"variants": changed(tree, state.get("pending", [])), "iteration": iteration, "gpu_s": gpu_s,
+              "answered_before": state.get("answered_before", 0) + answered_before,
               "events": events, "judged": [v.id for v in batch], "pending": []}
     for variant in batch:
         result = verdicts[variant.id][0]

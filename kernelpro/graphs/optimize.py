@@ -28,7 +28,7 @@ from kernelpro.graphs.measure import gate, judge, profile
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.resume import CUT_SHORT
 from kernelpro.graphs.state import OptimizeState
-from kernelpro.graphs.views import best_under_objective, stop_reason
+from kernelpro.graphs.views import best_under_objective, judged_count, stop_reason
 from kernelpro.search.tree import VariantTree, speedup_text
 
 
@@ -67,7 +67,7 @@ def select(state: OptimizeState, runtime: Ctx) -> Command[Literal["plan", "code"
         reason, status = stop
         return Command(goto="finish", update={"stop_reason": reason, "status": status})
     tree = tree_of(state)
-    room = ctx.budgets.max_iters - state.get("iteration", 0)
+    room = ctx.budgets.max_iters - judged_count(state)
     proposed = ctx.policy.propose(tree, min(ctx.settings.search.batch_size, room))
     if not proposed:
         return Command(goto="finish", update={"stop_reason": "nothing left worth trying"})

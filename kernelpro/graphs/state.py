@@ -38,7 +38,8 @@ class OptimizeState(TypedDict, total=False):
     planning: list[str]  # variants waiting for a plan (the policy asked for ideas)
     pending: list[str]  # the batch: children born from this step's expansions, waiting for code and verdicts
     judged: list[str]  # the batch's variants that got a verdict, for profile, interpret, critique, observe
-    iteration: int  # candidates judged
+    iteration: int  # candidates with a verdict (the last one's sequence number)
+    answered_before: int  # of those, answered from verdicts taken before the run (free: not counted by max_iters)
     elapsed_s: Annotated[float, operator.add]  # time spent inside nodes (a paused or killed run does not count)
     gpu_s: Annotated[float, operator.add]  # judge and profiler time on the GPU
     usage: Annotated[dict[str, Any], latest_usage]  # UsageMeter.to_dict(): tokens and dollars per agent

@@ -155,13 +155,19 @@ def attempt_records(variant: Variant, run_id: str, problem: Problem, gpu: str) -
     return records
 
 
+def judged_count(state: OptimizeState) -> int:
+    """Candidates the judge measured in this run: what ``max_iters`` counts. A candidate answered from a verdict
+    taken before the run (a suite's compile baseline) cost nothing, so it leaves the budget to the next."""
+    return state.get("iteration", 0) - state.get("answered_before", 0)
+
+
 def stop_reason(state: OptimizeState, ctx: OptimizeContext) -> tuple[str, str] | None:
     """Why the run must stop now and with which status, or None to carry on.
 
     Judging every candidate asked for completes a run; a time, GPU or dollar budget cuts it short (stopped).
     """
     budgets = ctx.budgets
-    if state.get("iteration", 0) >= budgets.max_iters:
+    if judged_count(state) >= budgets.max_iters:
         judged = f"{budgets.max_iters} candidate{'s' if budgets.max_iters != 1 else ''} judged"
         return f"iteration budget reached ({judged})", "completed"
     if budgets.time_s is not None and state.get("elapsed_s", 0.0) >= budgets.time_s:

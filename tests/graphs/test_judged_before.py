@@ -16,24 +16,32 @@ from tests.conftest import problem
 from tests.graphs.helpers import HONEST, code_reply, make_context, plan_reply, review_reply, run, scripted_agents
 
 
-def test_code_judged_before_the_run_is_answered_from_that_verdict(settings, tmp_path):
+def test_code_judged_before_the_run_is_answered_from_that_verdict_and_leaves_the_budget_to_the_next(settings,
+                                                                                                    tmp_path):
     earlier = judge(problem("repeated_relu"), HONEST, device="cpu", settings=settings)
     assert earlier.status == "ok"
     path = tmp_path / "baselines.jsonl"
     write_verdicts(path, [("the suite's compile_default baseline", HONEST, earlier)])
-    agents = scripted_agents(planner=[plan_reply("fuse")], critic=[review_reply()],
-                             coder=[code_reply("# written again\n" + HONEST)])  # the same code, another layout
+    other = HONEST.replace("torch.clamp(x, min=0.0) * self.scale", "torch.relu(x) * self.scale")
+    agents = scripted_agents(planner=[plan_reply("fuse"), plan_reply("relu")], critic=[review_reply(), review_reply()],
+                             coder=[code_reply("# written again\n" + HONEST),  # the same code, another layout
+                                    code_reply(other)])
     context = make_context(settings, tmp_path, agents, max_iters=1)
     assert len(JudgedBefore.adopt(path, context.files.root)) == 1
     graph, config = run(context)
     state = graph.get_state(config).values
-    [variant] = [v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"]
-    assert variant.result == earlier.model_dump(mode="json")
-    assert any(e.startswith(f"judge {variant.id}:") and "(the same code as the suite's compile_default baseline: "
+    reused, measured = sorted((v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"),
+                              key=lambda v: v.iteration)
+    assert reused.result == earlier.model_dump(mode="json")
+    assert any(e.startswith(f"judge {reused.id}:") and "(the same code as the suite's compile_default baseline: "
                "its verdict, not judged again)" in e for e in state["events"])
-    assert context.evaluate.stats is None  # the run's judge never started (the re-judgment has its own)
-    assert any(e.startswith("finalists re-judged") for e in state["events"])  # the reused verdict is re-judged
-    assert (context.files.candidates / f"{variant.id}.py").exists()  # the logged candidate has its code on disk
+    # the answered one cost nothing, so --max-iters 1 still had one candidate to judge
+    assert measured.source == other and measured.result["status"] == "ok"
+    assert context.evaluate.stats.judged == 1
+    assert (state["iteration"], state["answered_before"]) == (2, 1)
+    assert state["stop_reason"] == "iteration budget reached (1 candidate judged)"
+    assert any(e.startswith("finalists re-judged") for e in state["events"])  # the reused verdict is re-judged too
+    assert (context.files.candidates / f"{reused.id}.py").exists()  # the logged candidate has its code on disk
 
 
 def test_a_file_that_is_not_verdicts_is_refused_with_its_line(tmp_path):
