@@ -197,9 +197,8 @@ class Evaluation(Guards, ModelCalls):
         timings = run.timings
         result.reference, result.candidate = timings["reference"], timings["candidate"]
         host_side = self.device.type == "cpu" or run.host_checked
-        estimate = stats.estimate_speedup(
-            run.costs["reference"], run.costs["candidate"], self.settings.min_effect, seed=base,
-            job_spread=self.settings.job_spread_host if host_side else self.settings.job_spread_gpu)
+        estimate = stats.estimate_speedup(run.costs["reference"], run.costs["candidate"], self.settings.min_effect,
+                                          seed=base, job_spread=self.job_spread(host_side))
         result.speedup, result.speed_verdict = estimate.speedup, estimate.verdict
         result.speedup_ci95 = [round(estimate.low, 6), round(estimate.high, 6)]
         result.host_bound = timings["reference"].host_bound if self.device.type == "cuda" else None
@@ -220,6 +219,13 @@ class Evaluation(Guards, ModelCalls):
         if result.contended:
             result.message += (f"; timed while other work kept {result.details['cpu']['other_cores_during']:.1f} "
                                "cores busy: not a speedup to act on")
+
+    def job_spread(self, host_side: bool) -> float:
+        """The spread between identical jobs this one's interval must allow for (``harness.job_spread_*``)."""
+        if not host_side:
+            return self.settings.job_spread_gpu
+        fresh = self.settings.worker_mode == "fresh"
+        return self.settings.job_spread_host_fresh if fresh else self.settings.job_spread_host
 
     def mark_contention(self, result: EvalResult, during: cpu_load.LoadReading | None) -> None:
         cpu = dict(self.cpu)

@@ -67,3 +67,14 @@ def test_the_verdicts_interval_takes_the_host_spread_between_jobs(settings):
     low, high = result.speedup_ci95
     assert math.log(high / low) >= 2 * Z95 * 1.0 * 0.999
     assert result.speed_verdict == "uncertain"  # an interval that wide cannot call a 2 % effect either way
+
+
+def test_a_job_in_a_worker_of_its_own_takes_the_fresh_workers_spread(settings):
+    """With ``worker_mode = "fresh"`` the interval allows for ``harness.job_spread_host_fresh``, not the
+    long-lived worker's ``job_spread_host``."""
+    settings.harness.worker_mode = "fresh"
+    settings.harness.job_spread_host, settings.harness.job_spread_host_fresh = 0.0, 1.0
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), device="cpu", settings=settings)
+    assert result.status == "ok", result.message
+    low, high = result.speedup_ci95
+    assert math.log(high / low) >= 2 * Z95 * 1.0 * 0.999
