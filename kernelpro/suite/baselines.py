@@ -51,7 +51,7 @@ def summarise(results: dict[str, EvalResult]) -> dict[str, dict[str, Any]]:
     """What the ledger keeps of each baseline's verdict: status, speedup over eager with the interval, times."""
     return {name: {"status": r.status, "reason": r.reason, "correct": r.correct, "speedup": r.speedup,
                    "speedup_ci95": r.speedup_ci95, "speed_verdict": r.speed_verdict, "ms": r.candidate_ms,
-                   "reference_ms": r.reference_ms, "message": headline(r.message, 300),
+                   "reference_ms": r.reference_ms, "host_bound": r.host_bound, "message": headline(r.message, 300),
                    "elapsed_s": r.elapsed_s}
             for name, r in results.items()}
 
@@ -65,6 +65,13 @@ def record_baselines(dataset: Path, problem: Problem, results: dict[str, EvalRes
     return append_rows(dataset, [row_for(problem, baseline_source(problem, name), result, hardware,
                                          "suite-baseline", run_id, tags={"baseline": name})
                                  for name, result in results.items()])
+
+
+def reference_host_bound(baselines: dict[str, dict[str, Any]] | None) -> bool | None:
+    """Whether the baselines' verdicts found eager's cost to be its launches (the host's time to issue a call
+    above the GPU's time to run it): True when most verdicts that say so agree, None when none says."""
+    calls = [b["host_bound"] for b in (baselines or {}).values() if b.get("host_bound") is not None]
+    return sum(calls) * 2 > len(calls) if calls else None
 
 
 def fastest_compile(baselines: dict[str, dict[str, Any]] | None) -> tuple[str, float] | None:

@@ -57,6 +57,8 @@ def score_rows(scores: Scores, against_compile: bool = True) -> list[tuple[str, 
     rows.append(("geomean speedup (correct problems)", _x(scores.geomean_speedup), _x(scores.geomean_vs_compile)))
     rows.append(("correct", f"{scores.correct}/{scores.problems} ({scores.correct_rate:.0%})", ""))
     rows.append(("improved (re-judged faster)", str(scores.improved), ""))
+    if scores.host_bound:
+        rows.append(("improved where eager is host-bound", f"{scores.host_bound_improved}/{scores.host_bound}", ""))
     return rows if against_compile else [row[:2] for row in rows]
 
 

@@ -9,7 +9,8 @@ never what a user is handed). The fastest correct candidate's own speedup is kep
 problem that failed counts as incorrect. Against a compile baseline, the speedup is that one divided by the fastest
 correct compile baseline's speedup over eager (eager itself when no compile baseline ran correctly). Problems
 the judge found degenerate (outputs that do not depend on the inputs) are scored apart, and unfinished ones not
-at all.
+at all. Problems whose eager time is bound by the host (``baselines.reference_host_bound``) are counted apart
+too: there a whole-forward CUDA graph is the lever, and the share of them improved says whether it was pulled.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelpro.suite.baselines import fastest_compile
+from kernelpro.suite.baselines import fastest_compile, reference_host_bound
 from kernelpro.suite.ledger import ProblemRow
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
@@ -44,6 +45,8 @@ class ProblemScore:
     vs_compile: float | None
     compile_baseline: str | None
     degenerate: str | None
+    host_bound: bool | None
+    """Whether eager's cost is its launches, as the baselines' verdicts measured it (None: not measured)."""
     gpu_s: float
     usd: float
 
@@ -69,6 +72,7 @@ def score_problem(row: ProblemRow) -> ProblemScore:
                         fastest_candidate=result.get("fastest_correct_speedup") if correct else None,
                         compile_baseline=compiled[0] if compiled else None,
                         degenerate=result.get("degenerate") if row.state == "done" else None,
+                        host_bound=reference_host_bound(row.baselines),
                         gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0)
 
 
@@ -95,6 +99,9 @@ class Scores:
     correct_rate: float
     gpu_seconds: float
     llm_cost_usd: float
+    host_bound: int = 0
+    """Scored problems whose eager time is bound by the host."""
+    host_bound_improved: int = 0
     per_level: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def spend(self) -> dict[str, float | None]:
@@ -110,7 +117,8 @@ class Scores:
                 "fast_p": self.fast_p, "fast_p_vs_compile": self.fast_p_vs_compile,
                 "geomean_speedup": self.geomean_speedup, "geomean_speedup_vs_compile": self.geomean_vs_compile,
                 "correct_rate": self.correct_rate, "gpu_seconds": self.gpu_seconds,
-                "llm_cost_usd": self.llm_cost_usd, **self.spend(), "per_level": self.per_level}
+                "llm_cost_usd": self.llm_cost_usd, **self.spend(), "host_bound": self.host_bound,
+                "host_bound_improved": self.host_bound_improved, "per_level": self.per_level}
 
 
 def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Scores:
@@ -123,7 +131,9 @@ def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Sco
         geomean_speedup=geomean([p.speedup for p in correct if p.speedup]),
         geomean_vs_compile=geomean([p.vs_compile for p in correct if p.vs_compile]),
         correct_rate=len(correct) / len(scored) if scored else 0.0,
-        gpu_seconds=sum(p.gpu_s for p in spend_from), llm_cost_usd=sum(p.usd for p in spend_from))
+        gpu_seconds=sum(p.gpu_s for p in spend_from), llm_cost_usd=sum(p.usd for p in spend_from),
+        host_bound=sum(bool(p.host_bound) for p in scored),
+        host_bound_improved=sum(bool(p.host_bound) and p.improved for p in scored))
 
 
 def suite_scores(rows: list[ProblemRow]) -> tuple[Scores, list[ProblemScore]]:

@@ -60,3 +60,22 @@ def test_the_table_shows_a_kept_reference_at_1x_with_its_fastest_candidate_besid
     table = {row[0]: row for row in problem_rows(rows, suite_scores(rows)[1])}
     assert table["level2/1_D"][1:3] == ("kept the reference", "1.00x (the reference; fastest candidate 0.48x)")
     assert table["level1/1_A"][1:3] == ("improved", "2.50x")
+
+
+def test_problems_whose_eager_time_is_host_bound_are_counted_apart(tmp_path):
+    from kernelpro.suite.report_content import score_rows
+
+    def baselines(*host_bound):
+        return {f"b{i}": {**COMPILED["compile_default"], "host_bound": h} for i, h in enumerate(host_bound)}
+
+    _, ledger = ledger_with(tmp_path, {
+        "level2/1_A": {"level": 2, "result": run_summary(True, 3.0), "baselines": baselines(True, True)},
+        "level2/2_B": {"level": 2, "result": run_summary(False, 1.01), "baselines": baselines(True, None)},
+        "level1/1_C": {"level": 1, "result": run_summary(True, 1.2), "baselines": baselines(False, True)},
+        "level1/2_D": {"level": 1, "result": run_summary(True, 1.3), "baselines": {}},
+    })
+    scores, problems = suite_scores(ledger.problems())
+    assert [p.host_bound for p in problems] == [True, True, False, None]  # most verdicts that say; a tie is not
+    assert (scores.host_bound, scores.host_bound_improved) == (2, 1)
+    assert scores.to_dict()["host_bound_improved"] == 1 and scores.per_level["2"]["host_bound"] == 2
+    assert ("improved where eager is host-bound", "1/2", "") in score_rows(scores)
