@@ -186,7 +186,7 @@ def test_graph_recipes_go_after_the_graph_free_ones_once_the_reference_is_found_
     assert offered[0].name == first and [r.prior for r in offered] == sorted((r.prior for r in offered), reverse=True)
     graphs = [r for r in offered if {"cuda_graph", "compile_reduce_overhead", "compile_max_autotune"} & set(
         r.ingredients)]
-    free = [r for r in offered if r not in graphs and r.name.startswith("compile")]
+    free = [r for r in offered if r not in graphs and r.name.startswith("compile") and "fullgraph" not in r.ingredients]
     assert (max(r.prior for r in graphs) < min(r.prior for r in free)) == (host_bound is False)
 
 
@@ -203,6 +203,16 @@ def test_graph_recipes_go_after_the_graph_free_ones_when_the_inputs_are_large(ho
     offered = recipe_expansions(tree, tree.root.id, "cuda")
     graphs = [r for r in offered if {"cuda_graph", "compile_reduce_overhead", "compile_max_autotune"} & set(
         r.ingredients)]
-    free = [r for r in offered if r not in graphs and r.name.startswith("compile")]
+    free = [r for r in offered if r not in graphs and r.name.startswith("compile") and "fullgraph" not in r.ingredients]
     assert offered[0].name == "compile_max_autotune_no_cudagraphs"
     assert max(r.prior for r in graphs) < min(r.prior for r in free)
+
+
+def test_fullgraph_comes_after_every_recipe_that_can_be_faster():
+    """fullgraph=True compiles the graph its mode compiles, or fails on a break: it is never faster, so it must not
+    take a candidate's turn before a recipe that can be (on CUDA, the hand-captured graph)."""
+    for device, before in (("cuda", {"compile_default", "cuda_graph", "compile_max_autotune_no_cudagraphs+cuda_graph"}),
+                           ("cpu", {"compile_default", "inference_mode", "single_thread", "freeze"})):
+        names = [r.name for r in recipes_for(problem("matmul_relu"), device)]
+        full = [i for i, name in enumerate(names) if "fullgraph" in name.split("+")]
+        assert full and max(names.index(name) for name in before) < min(full), names
