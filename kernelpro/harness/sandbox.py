@@ -47,7 +47,8 @@ def worker_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # One compile thread unless the caller asks for more: then the worker starts Inductor's pool before the
     # candidate runs (``worker.warm_compile_pool``), and a long-lived worker restarts after such a candidate,
-    # since the pool's processes outlive the job (``benchmarks/compile_threads.py`` measures what it saves).
+    # since the pool's processes outlive the job (``benchmarks/compile_threads.py`` measures what it saves: on the H200,
+    # nothing for max-autotune, whose first call took 54 s with 1 thread and with 16).
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     return env
 
