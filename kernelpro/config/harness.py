@@ -81,7 +81,8 @@ class HarnessSettings(BaseModel):
     """``job_spread_host`` when every job has a worker of its own (``worker_mode = "fresh"``): a new process
     places its objects and meets the host anew, so its figures move more between jobs. Measured self against
     self on the H200: 0.95 % and 1.3 % on two host-bound problems (``judge_noise_h200_job_spread_fresh.json``,
-    where ``job_spread_host``'s 0.5 % held 1 in 11 of 12 jobs)."""
+    where ``job_spread_host``'s 0.5 % held 1 in 11 of 12 jobs); with this setting, 18 of 18 on three other
+    problems (``judge_noise_h200_fresh_*.json``)."""
     job_spread_gpu: float = 0.001
     """The same for CUDA calls bound by the GPU (0.03-0.14 % measured on the H200; 0.15 % pooled over four
     GPU-bound problems, rounds included, where the intervals held 1 in 23 of 24 jobs)."""
