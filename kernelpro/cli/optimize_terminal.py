@@ -25,6 +25,7 @@ class Progress:
     def update(self, node: str, values: dict[str, Any]) -> None:
         if not isinstance(values, dict):
             return
+        from kernelpro.graphs.views import judged_count
         from kernelpro.search.tree import Variant, speedup_text
 
         for data in (values.get("variants") or {}).values():
@@ -32,7 +33,7 @@ class Progress:
             if variant.improves and (self.best is None or (variant.deciding_speedup or 0.0) > self.best[1]):
                 self.best = (variant.id, variant.deciding_speedup or 0.0, variant.speedup_ci95)
         if "iteration" in values:  # a candidate answered from an earlier verdict is not one judged
-            self.judged = values["iteration"] - values.get("answered_before", 0)
+            self.judged = judged_count(values)
         self.gpu_s += values.get("gpu_s", 0.0) or 0.0
         if values.get("usage"):
             self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
