@@ -67,6 +67,10 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
                  run_id: Optional[str] = None, objective: Optional[str] = None,
                  judged_before: Optional[Path] = None) -> None:
+    from kernelpro.cli.run_stack import run_stack_problem
+
+    if problem := run_stack_problem():  # before a run directory is made: every run here would fail alike
+        _fail(f"could not set up the run: {problem}", code=SETUP_FAILED)
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 

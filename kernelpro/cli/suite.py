@@ -100,6 +100,7 @@ def run(
     no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
 ) -> None:
     """Optimise every problem of SOURCE... in turn (one per GPU at once) and score the suite."""
+    from kernelpro.cli.run_stack import run_stack_problem
     from kernelpro.cli.suite_terminal import SuiteBar
     from kernelpro.suite.disk import enforce_disk_budget
     from kernelpro.suite.driver import Driver, summary
@@ -109,6 +110,8 @@ def run(
     from kernelpro.suite.report import write_suite_report
 
     out = Console(stderr=True) if as_json else Console()
+    if problem := run_stack_problem():  # before any suite is made or baseline measured: every problem would fail
+        fail(f"no run can be set up here, so the suite does not start: {problem}", code=SETUP_FAILED)
     settings = load_settings()
     runs_dir = runs_dir or settings.runs_dir
     if resume:

@@ -170,3 +170,32 @@ def test_a_machine_that_cannot_set_a_run_up_stops_the_suite_and_keeps_the_proble
                                  "FROM problems").fetchall())
     assert sorted(rows.values()) == ["pending,0,", "pending,1,setup"]  # the second never started
     assert "continue with: kernelpro suite run --resume " + result["suite_id"] in stderr
+
+
+def broken_graph_stack(tmp_path: Path) -> Path:
+    """A package the graph library imports, installed without one of its own requirements (langgraph-sdk without
+    websockets, as a partial install left it): the graph itself cannot be imported."""
+    shadow = tmp_path / "shadow"
+    (shadow / "langgraph_sdk").mkdir(parents=True)
+    (shadow / "langgraph_sdk" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'websockets'\", name='websockets')\n")
+    return shadow
+
+
+def test_a_python_that_cannot_import_the_graph_starts_no_suite_and_measures_nothing(tmp_path):
+    """Found before the suite is made: no baseline is measured for problems that would every one crash alike."""
+    env = environment(tmp_path)
+    env["PYTHONPATH"] = os.pathsep.join([str(broken_graph_stack(tmp_path)), env["PYTHONPATH"]])
+    suites = tmp_path / "suites"
+    proc = cli(["suite", "run", str(DATA / "problems" / "scale_relu.py"), "--device", "cpu", "--runs-dir",
+                str(suites), "--json"], env, tmp_path)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == SETUP_FAILED, stderr[-3000:]
+    said = " ".join(stderr.split())
+    assert "the suite does not start: kernelpro.graphs.optimize does not import (it needs 'websockets'" in said
+    assert "pip install -e ." in said and not suites.exists() and stdout == ""
+    runs = tmp_path / "runs"  # optimize alone says the same, before it makes a run directory
+    proc = cli(["optimize", str(DATA / "problems" / "scale_relu.py"), "--device", "cpu", "--runs-dir", str(runs)],
+               env, tmp_path)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == SETUP_FAILED and "could not set up the run" in stderr and not runs.exists()
