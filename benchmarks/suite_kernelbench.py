@@ -4,6 +4,7 @@
     python benchmarks/suite_kernelbench.py --out OUT [--tasks 1-20] [--max-iters 1] [--time-budget 9m]
         [--baselines eager,compile_default,compile_max_autotune_no_cudagraphs] [--timing-budget-s 3] [--profile]
         [--lanes-per-gpu 1] [--resume]
+    python benchmarks/suite_kernelbench.py --out OUT --tabulate
 
 The first form (on a machine with the KernelBench mirror, a bare git directory) extracts levels 1 and 2 into
 ``benchmarks/inputs/kernelbench/KernelBench/`` (gitignored: the project never ships KernelBench's problems).
@@ -11,7 +12,8 @@ The second runs one suite over those levels' ``--tasks`` (KernelBench's own task
 20 level-2 problems), one problem per visible GPU at once, with no language model and no search memory, and
 writes under OUT: ``suite_kernelbench.json`` (the command, the suite's JSON object: fast_p against eager and
 against the fastest compile baseline, geomean, per level, GPU and wall time; and ``gpu_phases``, the verdicts'
-seconds by the judge's phases), ``suite_kernelbench.log`` (the
+seconds by the judge's phases), ``baselines.json`` (each problem's baselines with their intervals, host-bound
+flags and seconds, and what each mode cost in all; ``--tabulate`` writes it alone), ``suite_kernelbench.log`` (the
 progress), and ``suite/``: the suite directory (``suite.md``, ``suite.html``, plots, the ledger, every
 problem's run with its report). The suite stops starting problems when ``--time-budget`` is spent, so the
 script ends inside a fixed device-time slot (problems not started are listed as such). Measured on one H200
@@ -69,6 +71,38 @@ def where_gpu_time_went(suite_dir: Path) -> dict:
             "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])}}
 
 
+def baseline_table(suite_dir: Path) -> dict:
+    """Each problem's baselines as its suite measured them (the eager reference's time; each compile mode's
+    speedup with its 95% interval, whether the eager time is host-bound, the verdict's seconds in the worker and
+    its first call's), with their totals by mode: what the baselines alone cost a suite of this size."""
+    def level_task(path: Path) -> tuple[str, int]:
+        level, _, rest = path.name.partition("_")
+        return level, int(rest.split("_", 1)[0]) if rest[:1].isdigit() else 0
+
+    rows, totals = [], {}
+    for path in sorted(suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl"), key=level_task):
+        problem = path.name.removesuffix(".baseline-verdicts.jsonl")
+        row: dict = {"problem": problem}
+        for line in filter(str.strip, path.read_text().splitlines()):
+            entry = json.loads(line)
+            mode = entry["label"].removeprefix("the suite's ").removesuffix(" baseline")
+            verdict = entry["result"]
+            details = verdict.get("details") or {}
+            seconds = verdict.get("elapsed_s") or 0.0
+            first_call = (details.get("phase_s") or {}).get("correctness", 0.0)
+            row["reference_ms"] = row.get("reference_ms") or verdict.get("reference_ms")
+            row[mode] = {"status": verdict["status"], "speedup": verdict.get("speedup"),
+                         "ci95": verdict.get("speedup_ci95"), "host_bound": verdict.get("host_bound"),
+                         "seconds": round(seconds, 1), "first_call_s": round(first_call, 1)}
+            total = totals.setdefault(mode, {"verdicts": 0, "seconds": 0.0, "first_call_s": 0.0})
+            total["verdicts"] += 1
+            total["seconds"] = round(total["seconds"] + seconds, 1)
+            total["first_call_s"] = round(total["first_call_s"] + first_call, 1)
+        rows.append(row)
+    host_bound = sum(any((v or {}).get("host_bound") for k, v in r.items() if isinstance(v, dict)) for r in rows)
+    return {"problems": len(rows), "host_bound": host_bound, "totals": totals, "rows": rows}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--extract", type=Path, help="A KernelBench bare git directory to extract levels 1-2 from.")
@@ -90,11 +124,16 @@ def main() -> None:
                         help="TORCHINDUCTOR_COMPILE_THREADS for the judge's workers (their default: 1): max-autotune "
                              "compiles its choices on that many threads (benchmarks/compile_threads.py: on the H200, "
                              "16 threads took max-autotune's first call 54 s, as 1 did).")
+    parser.add_argument("--tabulate", action="store_true",
+                        help="Only (re)write OUT/baselines.json from the suite already under OUT.")
     parser.add_argument("--resume", action="store_true",
                         help="Finish the suite already under OUT (after a kill); its own budgets and settings hold.")
     args = parser.parse_args()
     if args.extract:
         extract(args.extract)
+        return
+    if args.tabulate:
+        (args.out / "baselines.json").write_text(json.dumps(baseline_table(args.out / "suite"), indent=1))
         return
     if not list(args.inputs.glob("KernelBench/level*/*.py")):
         sys.exit(f"no KernelBench problems under {args.inputs}; run with --extract MIRROR first, and carry it")
@@ -128,6 +167,7 @@ def main() -> None:
     record = {"command": " ".join(command[1:]), "settings": settings, "exit_code": done.returncode,
               "wall_seconds": round(wall, 1), "suite": result, "gpu_phases": where_gpu_time_went(args.out / "suite")}
     (args.out / "suite_kernelbench.json").write_text(json.dumps(record, indent=1))
+    (args.out / "baselines.json").write_text(json.dumps(baseline_table(args.out / "suite"), indent=1))
     if result is None:
         sys.exit(f"the suite failed (exit {done.returncode}); see {args.out / 'suite_kernelbench.log'}")
     print(f"{result['problems']} problems, {result['finished']} finished, {result['improved']} improved; fast_p "
