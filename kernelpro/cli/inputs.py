@@ -125,3 +125,21 @@ def releases_run_locks(command: Callable[..., T]) -> Callable[..., T]:
             for lock in held:
                 lock.release()
     return run
+
+
+RETRY_KINDS = ("crash", "hang", "lost", "setup", "problem")  # a suite problem's failure kinds (suite.job)
+
+
+def retry_kinds_or_fail(retry: str | None, resume: str | None) -> set[str] | None:
+    """The failure kinds ``--retry`` names (None: every failed problem); refused without ``--resume``."""
+    if retry is None:
+        return None
+    if not resume:
+        fail("--retry runs a suite's failed problems again: give the suite with --resume ID")
+    words = {w.strip() for w in retry.split(",") if w.strip()}
+    if words == {"all"}:
+        return None
+    if not words or (unknown := words - set(RETRY_KINDS)):
+        fail(f"--retry {retry!r}: give all, or failure kinds among {', '.join(RETRY_KINDS)}"
+             + (f" (not {', '.join(sorted(unknown))})" if words else ""))
+    return words

@@ -17,7 +17,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from kernelpro.cli.errors import fail
-from kernelpro.cli.inputs import hold_run_lock, objective_or_fail, releases_run_locks
+from kernelpro.cli.inputs import hold_run_lock, releases_run_locks, retry_kinds_or_fail
+from kernelpro.cli.suite_options import create_from_options, new_totals
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import SETUP_FAILED
 
@@ -37,36 +38,6 @@ def _backend(config, settings, device: str):
     from kernelpro.suite.local import LocalBackend
 
     return LocalBackend(local_lanes(device, settings))
-
-
-def _create(sources: list[Path], level: list[int], tasks: Optional[str], device: str, policy: Optional[str],
-            model: Optional[str], max_iters: Optional[int], time_budget: Optional[str], gpu_budget: Optional[str],
-            usd_budget: Optional[float], per_problem_budget: Optional[str], runs_dir: Path, ray: Optional[str],
-            no_memory: bool, no_profile: bool, settings, objective: Optional[str] = None):
-    from kernelpro.harness.judge import resolve_device
-    from kernelpro.search.policies import POLICIES
-    from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
-    from kernelpro.suite.layout import SuiteConfig, create_suite
-    from kernelpro.suite.recorded_env import settings_environment
-    from kernelpro.suite.sources import SourceError, resolve_sources
-
-    if policy is not None and policy not in ("auto", *POLICIES):
-        fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
-    try:
-        refs = resolve_sources(list(sources), level or None, tasks, settings.suite.robust_kbench_filters)
-        totals = Limits(time_s=seconds(time_budget), gpu_s=seconds(gpu_budget), usd=usd_budget)
-        per_problem = parse_per_problem(per_problem_budget)
-    except (SourceError, BudgetError) as error:
-        fail(str(error))
-    device = resolve_device(device if device != "auto" else settings.device)
-    objective_or_fail(objective, settings, device)
-    config = SuiteConfig(sources=[str(Path(s).resolve()) for s in sources], levels=level, tasks=tasks,
-                         device=device, policy=policy, objective=settings.search.objective, model=model,
-                         max_iters=max_iters or settings.suite.default_max_iters, totals=totals,
-                         per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
-                         no_profile=no_profile, ray=ray or settings.suite.ray_address,
-                         environment=settings_environment())
-    return create_suite(Path(runs_dir), config, refs)
 
 
 @suite_app.command("run")
@@ -91,6 +62,9 @@ def run(
     = None,
     runs_dir: Annotated[Optional[Path], typer.Option("--runs-dir", help="Where suite directories go.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Finish the suite with this id.")] = None,
+    retry: Annotated[Optional[str], typer.Option("--retry", help="With --resume: run failed problems again, those "
+                                                 "of these failure kinds (crash,hang,lost,setup,problem) or all; "
+                                                 "their baselines are kept.")] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run problems on Ray: auto (a running cluster), "
                                                "local (start one here) or an address.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Progress to stderr; the last stdout line is one JSON "
@@ -114,6 +88,7 @@ def run(
         fail(f"no run can be set up here, so the suite does not start: {problem}", code=SETUP_FAILED)
     settings = load_settings()
     runs_dir = runs_dir or settings.runs_dir
+    kinds = retry_kinds_or_fail(retry, resume)
     if resume:
         try:
             paths, ledger = open_suite(runs_dir, resume)
@@ -122,11 +97,18 @@ def run(
     elif not sources:
         fail("give at least one SOURCE (a problem directory, a KernelBench checkout or a list file), or --resume")
     else:
-        paths, ledger = _create(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
+        paths, ledger = create_from_options(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
                                 gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
                                 settings, objective)
     hold_run_lock(paths.root, f"suite {paths.suite_id}")
+    if retry:  # under the suite's lock: no driver is writing this ledger now
+        again = ledger.retry_failed(kinds)
+        out.print(f"{len(again)} failed problem(s) to run again" + (f": {', '.join(again)}" if again else ""),
+                  soft_wrap=True)
     config = SuiteConfig.model_validate(ledger.suite()["config"])
+    if resume and (given := new_totals(time_budget, gpu_budget, usd_budget)):  # the suite goes on under them
+        config.totals = config.totals.model_copy(update=given)
+        ledger.set_suite(config=config.model_dump(mode="json"))
     if resume:
         for line in restore_environment(config.environment):
             out.print(f"[yellow]this shell sets {escape(line)}; it holds for the rest of the suite, except what "

@@ -116,17 +116,18 @@ class Driver:
     def _record(self, outcome: JobOutcome, progress: Progress) -> None:
         row = self.ledger.problem(outcome.key)
         baselines = outcome.baselines if outcome.baselines is not None else (row.baselines or {})
-        baseline_gpu = sum(b.get("elapsed_s") or 0.0 for b in (outcome.baselines or {}).values()) \
+        # the baselines' device time, whichever attempt measured them (a retried problem keeps its own)
+        baseline_gpu = sum(b.get("elapsed_s") or 0.0 for b in baselines.values()) \
             if self.config.device == "cuda" else 0.0
         if outcome.failure_kind == "lost" and row.attempts < self.settings.suite.max_attempts:
             self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="lost")
             progress.last = f"{outcome.key}: its worker was lost ({outcome.failure}); started again"
             return
         if outcome.failure_kind == "setup":
-            kept = {"baselines": baselines, "gpu_s": (row.gpu_s or 0.0) + baseline_gpu}
+            kept = {"baselines": baselines, "gpu_s": baseline_gpu}
             self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="setup", **kept)
             self.setup_failure = _setup_error(outcome.failure or "") or "no error was printed"
-            progress.gpu_s += baseline_gpu
+            progress.gpu_s += baseline_gpu - (row.gpu_s or 0.0)
             progress.last = f"{outcome.key}: its run could not be set up ({self.setup_failure}); the suite stops"
             return
         summary = outcome.summary or {}
@@ -147,8 +148,8 @@ class Driver:
                                failure=why, failure_kind=kind, **spend)
             progress.failed += 1
             progress.last = f"{outcome.key}: failed ({kind}): {why[:200]}"
-        progress.gpu_s += spend["gpu_s"]
-        progress.usd += spend["usd"]
+        progress.gpu_s += spend["gpu_s"] - (row.gpu_s or 0.0)  # what this attempt added to the problem's
+        progress.usd += spend["usd"] - (row.usd or 0.0)
         if outcome.wall_s > 0:  # a problem refused before it started says nothing of how long one takes
             self._finished_this_session.append(outcome.wall_s)
 

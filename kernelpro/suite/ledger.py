@@ -172,6 +172,17 @@ class Ledger:
     def finish(self, key: str, state: str, **fields: Any) -> None:
         self.update(key, state=state, ended=_now(), **fields)
 
+    def retry_failed(self, kinds: set[str] | None = None) -> list[str]:
+        """Every failed problem (of ``kinds`` only, when given) pending again, its attempts back to 0; its run id,
+        baselines and spend so far stay, so the run resumes from its checkpoint and no baseline is measured
+        twice. Returns the problems' keys."""
+        with self._lock, self._connect() as conn:
+            rows = conn.execute("SELECT key, failure_kind FROM problems WHERE state = 'failed' ORDER BY idx")
+            keys = [key for key, kind in rows.fetchall() if kinds is None or (kind or "crash") in kinds]
+            conn.executemany("UPDATE problems SET state = 'pending', attempts = 0, failure = NULL, "
+                             "failure_kind = NULL, result = NULL, ended = NULL WHERE key = ?", [(k,) for k in keys])
+        return keys
+
     # -- what the disk budget dropped -------------------------------------------------------------------------
     def record_pruned(self, path: str, problem: str, action: str, size: int, variant: str = "") -> None:
         """``variant``: whose profile the file is ("864abf46 (best)", "reference"), or "" for other files."""

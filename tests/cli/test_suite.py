@@ -199,3 +199,33 @@ def test_a_python_that_cannot_import_the_graph_starts_no_suite_and_measures_noth
                env, tmp_path)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == SETUP_FAILED and "could not set up the run" in stderr and not runs.exists()
+
+
+def test_a_problem_fixed_after_it_failed_is_run_again_on_resume_under_new_totals(tmp_path):
+    """`--retry KINDS` puts a finished suite's failures of those kinds back in the queue (here a file that was not
+    a problem until its user fixed it), and totals given with `--resume` replace the suite's own."""
+    source = tmp_path / "problems"
+    source.mkdir()
+    (source / "scale_relu.py").write_text("def get_inputs():\n    return []\n")  # no Model yet
+    env, suites = environment(tmp_path), tmp_path / "suites"
+    proc = cli(["suite", "run", str(source), "--device", "cpu", "--max-iters", "1", "--runs-dir", str(suites),
+                "--no-memory", "--json"], env, tmp_path)
+    stdout, stderr = proc.communicate(timeout=300)
+    first = last_json(stdout)
+    assert (first["status"], first["failed"]) == ("completed", 1), stderr[-3000:]
+    suite_id = first["suite_id"]
+    for args, says in ((["--retry", "crash"], "give the suite with --resume ID"),
+                       (["--resume", suite_id, "--retry", "crash,typo"], "(not typo)")):
+        refused = runner.invoke(app, ["suite", "run", *args, "--runs-dir", str(suites)])
+        assert refused.exit_code == 2 and says in " ".join(refused.output.split()), refused.output
+    shutil.copy(DATA / "problems" / "scale_relu.py", source / "scale_relu.py")  # the user's fix
+    proc = cli(["suite", "run", "--resume", suite_id, "--retry", "problem", "--time-budget", "30m", "--runs-dir",
+                str(suites), "--json"], env, tmp_path)
+    stdout, stderr = proc.communicate(timeout=300)
+    result = last_json(stdout)
+    assert "1 failed problem(s) to run again: scale_relu" in stderr
+    assert (result["status"], result["failed"], result["finished"]) == ("completed", 0, 1), stderr[-3000:]
+    with sqlite3.connect(result["ledger"]) as conn:
+        config = json.loads(conn.execute("SELECT config FROM suite").fetchone()[0])
+        state, attempts = conn.execute("SELECT state, attempts FROM problems").fetchone()
+    assert config["totals"]["time_s"] == 1800.0 and (state, attempts) == ("done", 1)

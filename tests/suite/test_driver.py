@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from kernelpro.config import Settings
 from kernelpro.suite.budget import Limits
-from kernelpro.suite.driver import Driver, summary
+from kernelpro.suite.driver import Driver, Progress, summary
+from kernelpro.suite.job import JobOutcome
 from kernelpro.suite.lanes import gpu_lanes
 from kernelpro.suite.layout import SuiteConfig, create_suite
 from kernelpro.suite.local import LocalBackend
 from kernelpro.suite.sources import resolve_sources
 from tests.conftest import DATA
+from tests.suite.helpers import ledger_with, run_summary
 
 
 def test_a_spent_suite_budget_starts_no_problem_and_says_what_was_left(tmp_path):
@@ -55,3 +57,26 @@ def test_lanes_per_gpu_share_the_gpu_and_the_cores(monkeypatch):
     assert [(lane.name, lane.env["CUDA_VISIBLE_DEVICES"], lane.gpus) for lane in lanes] == [
         ("gpu0.0", "4", 0.5), ("gpu0.1", "4", 0.5), ("gpu1.0", "5", 0.5), ("gpu1.1", "5", 0.5)]
     assert {lane.env["KERNELPRO_COMPILE__WORKERS"] for lane in lanes} == {"4"}
+
+
+def test_a_retried_problem_keeps_its_baselines_and_counts_their_gpu_time_once(tmp_path):
+    """A problem that crashed after its baselines is run again without them being measured again, and its spend is
+    its new run's plus the baselines' device time, whichever attempt paid it; a failure of another kind stays."""
+    baselines = {"compile_default": {"status": "ok", "speedup": 0.9, "elapsed_s": 30.0}}
+    paths, ledger = ledger_with(tmp_path, {
+        "level1/1_crashed": {"level": 1, "state": "failed", "baselines": baselines, "failure_kind": "crash",
+                             "failure": "the optimisation exited with 1"},
+        "level1/2_not_a_problem": {"level": 1, "state": "failed", "failure_kind": "problem", "failure": "no Model"}})
+    ledger.update("level1/1_crashed", gpu_s=30.0, attempts=1)
+    assert ledger.retry_failed({"crash"}) == ["level1/1_crashed"]
+    row = ledger.problem("level1/1_crashed")
+    assert (row.state, row.attempts, row.failure, row.baselines, row.gpu_s) == ("pending", 0, None, baselines, 30.0)
+    assert ledger.problem("level1/2_not_a_problem").state == "failed"
+    driver = Driver(paths, ledger, Settings(), LocalBackend([]))
+    assert driver._spec(row, gpu_lanes([0], Settings())[0], 1, ledger.problems()).baselines == []  # not again
+    progress = Progress(total=2, gpu_s=30.0)
+    driver._record(JobOutcome(key="level1/1_crashed", ok=True, summary=run_summary(True, 1.5, gpu_s=10.0, usd=0.0),
+                              wall_s=5.0), progress)
+    row = ledger.problem("level1/1_crashed")
+    assert (row.state, row.gpu_s, progress.gpu_s) == ("done", 40.0, 40.0)
+    assert ledger.retry_failed() == ["level1/2_not_a_problem"]  # all that failed

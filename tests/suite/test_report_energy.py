@@ -6,7 +6,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from kernelpro.cli import app
-from kernelpro.cli.suite import _create
+from kernelpro.cli.suite_options import create_from_options
 from kernelpro.suite.report import write_suite_report
 from tests.conftest import DATA
 from tests.suite.helpers import ledger_with, run_summary
@@ -63,6 +63,6 @@ def test_suite_status_prints_the_joules_and_watts(tmp_path):
 
 def test_a_new_suite_records_the_objective_its_runs_get(settings, tmp_path):
     problem = DATA / "problems" / "scale_relu.py"
-    _, ledger = _create([problem], [], None, "cpu", None, None, 1, None, None, None, None, tmp_path, None, True,
-                        True, settings)
+    _, ledger = create_from_options([problem], [], None, "cpu", None, None, 1, None, None, None, None, tmp_path,
+                                    None, True, True, settings)
     assert ledger.suite()["config"]["objective"] == "time"  # the setting's, written down: not None
