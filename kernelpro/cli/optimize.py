@@ -69,7 +69,11 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  judged_before: Optional[Path] = None) -> None:
     from kernelpro.cli.run_stack import run_stack_problem
 
-    if problem := run_stack_problem():  # before a run directory is made: every run here would fail alike
+    settings = load_settings()
+    if model:
+        settings.llm.model = model
+    # before a run directory is made: every run here would fail alike
+    if problem := run_stack_problem(with_model=bool(settings.llm.model)):
         _fail(f"could not set up the run: {problem}", code=SETUP_FAILED)
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
@@ -82,9 +86,6 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     from kernelpro.llm import UsageMeter, llm_configured
 
     out = Console(stderr=True) if as_json else Console()
-    settings = load_settings()
-    if model:
-        settings.llm.model = model
     if policy is not None:
         from kernelpro.search.policies import POLICIES
 

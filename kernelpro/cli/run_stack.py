@@ -13,11 +13,14 @@ import importlib
 # What ``optimize`` imports to build and drive its graph (``cli.optimize.run_optimize``).
 RUN_MODULES = ("langgraph.checkpoint.sqlite", "langgraph.types", "kernelpro.app", "kernelpro.graphs.optimize",
                "kernelpro.graphs.resume", "kernelpro.graphs.run_files", "kernelpro.llm")
+# What the agents' model client imports, when a model is configured (``llm.chat_model``).
+MODEL_MODULES = ("litellm", "langchain_litellm")
 
 
-def run_stack_problem() -> str | None:
-    """Why a run cannot be set up in this Python (the module that fails, what it raised, the fix), or None."""
-    for name in RUN_MODULES:
+def run_stack_problem(with_model: bool = False) -> str | None:
+    """Why a run cannot be set up in this Python (the module that fails, what it raised, the fix), or None.
+    ``with_model``: a model is configured, so its client's libraries are needed too."""
+    for name in RUN_MODULES + (MODEL_MODULES if with_model else ()):
         try:
             importlib.import_module(name)
         except Exception as error:  # noqa: BLE001 - a broken install raises more than ImportError

@@ -84,9 +84,11 @@ def run(
     from kernelpro.suite.report import write_suite_report
 
     out = Console(stderr=True) if as_json else Console()
-    if problem := run_stack_problem():  # before any suite is made or baseline measured: every problem would fail
-        fail(f"no run can be set up here, so the suite does not start: {problem}", code=SETUP_FAILED)
     settings = load_settings()
+    # before any suite is made or baseline measured: every problem would fail alike (a resumed suite's model is
+    # its own, read from its ledger below; a broken client then stops it at its first problem)
+    if problem := run_stack_problem(with_model=bool(model or settings.llm.model)):
+        fail(f"no run can be set up here, so the suite does not start: {problem}", code=SETUP_FAILED)
     runs_dir = runs_dir or settings.runs_dir
     kinds = retry_kinds_or_fail(retry, resume)
     if resume:

@@ -229,3 +229,22 @@ def test_a_problem_fixed_after_it_failed_is_run_again_on_resume_under_new_totals
         config = json.loads(conn.execute("SELECT config FROM suite").fetchone()[0])
         state, attempts = conn.execute("SELECT state, attempts FROM problems").fetchone()
     assert config["totals"]["time_s"] == 1800.0 and (state, attempts) == ("done", 1)
+
+
+def test_a_configured_model_whose_client_cannot_import_stops_before_anything_is_made(tmp_path):
+    """The model's client (LiteLLM) installed without its own requirement: with a model configured, the suite and
+    the run refuse to start; without one they would run the built-in recipes, which need no client."""
+    shadow = tmp_path / "shadow"
+    (shadow / "litellm").mkdir(parents=True)
+    (shadow / "litellm" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'httpx2'\", name='httpx2')\n")
+    env = environment(tmp_path) | {"KERNELPRO_LLM__MODEL": "openai/test-model", "KERNELPRO_LLM__API_KEY": "sk-x",
+                                   "KERNELPRO_LLM__API_BASE": "http://127.0.0.1:9/v1"}
+    env["PYTHONPATH"] = os.pathsep.join([str(shadow), env["PYTHONPATH"]])
+    for args in (["suite", "run", str(DATA / "problems" / "scale_relu.py")],
+                 ["optimize", str(DATA / "problems" / "scale_relu.py")]):
+        proc = cli([*args, "--device", "cpu", "--runs-dir", str(tmp_path / "runs")], env, tmp_path)
+        _, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == SETUP_FAILED, stderr[-3000:]
+        assert "litellm does not import (it needs 'httpx2'" in " ".join(stderr.split())
+        assert not (tmp_path / "runs").exists()
