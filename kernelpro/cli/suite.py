@@ -103,10 +103,6 @@ def run(
                                 gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
                                 settings, objective)
     hold_run_lock(paths.root, f"suite {paths.suite_id}")
-    if retry:  # under the suite's lock: no driver is writing this ledger now
-        again = ledger.retry_failed(kinds)
-        out.print(f"{len(again)} failed problem(s) to run again" + (f": {', '.join(again)}" if again else ""),
-                  soft_wrap=True)
     config = SuiteConfig.model_validate(ledger.suite()["config"])
     if resume and (given := new_totals(time_budget, gpu_budget, usd_budget)):  # the suite goes on under them
         config.totals = config.totals.model_copy(update=given)
@@ -121,6 +117,10 @@ def run(
     if not backend.lanes:
         fail(f"no lane to run problems on ({backend.name}, device {config.device}): no GPU is visible; "
              "use --device cpu, or set harness.gpu_devices")
+    if retry:  # under the suite's lock (no driver writes this ledger now), with lanes to run them on
+        again = ledger.retry_failed(kinds)
+        out.print(f"{len(again)} failed problem(s) to run again" + (f": {', '.join(again)}" if again else ""),
+                  soft_wrap=True)
     rows = ledger.problems()
     out.print(f"suite [bold]{paths.suite_id}[/] in {paths.root}: {len(rows)} problem(s) on {config.device}, "
               f"{len(backend.lanes)} lane(s) ({backend.name})" + (" (resumed)" if resume else ""), soft_wrap=True)
