@@ -90,8 +90,9 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
         md += ["## Failures", ""]
         html.append("<h2>Failures</h2>")
         for kind, items in failures.items():
-            md += [f"### {kind} ({len(items)})", "", *_md_table(("problem", "reason"), items)]
-            html += [f"<h3>{escape(kind)} ({len(items)})</h3>", _html_table(items, ("problem", "reason"))]
+            count = content.failure_count(items)
+            md += [f"### {kind} ({count})", "", *_md_table(content.FAILURE_HEADER, items)]
+            html += [f"<h3>{escape(kind)} ({count})</h3>", _html_table(items, content.FAILURE_HEADER)]
     if pruned:
         md += ["## Dropped to fit the disk budget", "", *_md_table(content.PRUNED_HEADER, pruned)]
         html += ["<h2>Dropped to fit the disk budget</h2>", _html_table(pruned, content.PRUNED_HEADER)]

@@ -110,13 +110,25 @@ def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[t
     return out
 
 
+FAILURE_HEADER = ("reason", "problems")
+
+
 def failures(rows: list[ProblemRow]) -> dict[str, list[tuple[str, str]]]:
-    """Failed problems grouped by kind of failure: kind -> [(key, reason)]."""
-    grouped: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    """Failed problems grouped by kind of failure, then by reason, the commonest first: kind -> [(reason, "N:
+    their keys")]. Forty problems failing for one cause (a broken install) read as one line, not forty."""
+    grouped: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row.state == "failed":
-            grouped[row.failure_kind or "crash"].append((row.key, row.failure or ""))
-    return dict(sorted(grouped.items()))
+            kind = row.failure_kind or "crash"
+            grouped[kind][row.failure or "no reason recorded"].append(row.key)
+    return {kind: [(reason, f"{len(keys)}: {', '.join(keys)}")
+                   for reason, keys in sorted(grouped[kind].items(), key=lambda item: -len(item[1]))]
+            for kind in sorted(grouped)}
+
+
+def failure_count(items: list[tuple[str, str]]) -> int:
+    """How many problems a kind's grouped failures hold."""
+    return sum(int(problems.split(":", 1)[0]) for _, problems in items)
 
 
 def degenerate(problems: list[ProblemScore]) -> list[tuple[str, str]]:

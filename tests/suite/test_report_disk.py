@@ -1,4 +1,4 @@
-"""The suite report from a ledger (fast_p table and curve, problems, failures by kind, degenerate problems apart,
+"""The suite report from a ledger (fast_p table and curve, problems, failures by kind and cause, degenerate problems apart,
 what the disk budget dropped), and the disk budget itself."""
 
 from __future__ import annotations
@@ -26,14 +26,16 @@ def test_the_report_shows_scores_problems_failures_and_links(tmp_path):
         "level1/2_B<script>": {"level": 1, "state": "failed", "failure": "exited with -9: <oom>",
                                "failure_kind": "crash"},
         "level1/3_C": {"level": 1, "state": "failed", "failure": "ran past its limit", "failure_kind": "hang"},
+        "level1/5_E": {"level": 1, "state": "failed", "failure": "exited with -9: <oom>", "failure_kind": "crash"},
         "level1/4_D": {"level": 1, "result": run_summary(False, None, correct=0, degenerate="constant_output: y")},
     })
     ledger.record_pruned("runs/x/profiles/p0/profile.ncu-rep.gz", "level1/1_A", "dropped", 3_000_000, "0a1b2c3d")
     html_path, md_path = write_suite_report(paths, ledger)
     md, html = md_path.read_text(), html_path.read_text()
-    assert "| fast_1.0 | 0.333 | 0.333 |" in md and "| fast_1.5 | 0.333 | 0.000 |" in md  # 2.0x / 1.6x
+    assert "| fast_1.0 | 0.250 | 0.250 |" in md and "| fast_1.5 | 0.250 | 0.000 |" in md  # 2.0x / 1.6x
     assert "2.00x" in md and "[1.90-2.10]" in md and "compile default 1.60x" in md and "eager 1 ms" in md
-    assert "### crash (1)" in md and "### hang (1)" in md and "ran past its limit" in md
+    assert "### crash (2)" in md and "### hang (1)" in md and "| ran past its limit | 1: level1/3_C |" in md
+    assert md.count("exited with -9") == 1 and "2: level1/2_B<script>, level1/5_E |" in md  # one cause, one row
     assert "## Degenerate problems (not scored)" in md and "constant_output: y" in md
     assert "[report](../run-a/report.html)" in md and (paths.root / "fast_p.png").read_bytes()[:4] == b"\x89PNG"
     assert html.count("data:image/png;base64,") == 2 and '<a href="../run-a/report.html">' in html
