@@ -1,5 +1,5 @@
-"""The suite report from a ledger (fast_p table and curve, problems, failures by kind and cause, degenerate problems apart,
-what the disk budget dropped), and the disk budget itself."""
+"""The suite report from a ledger (fast_p table and curve, problems, failures by kind and cause, degenerate
+problems apart, what the disk budget dropped), and the disk budget itself."""
 
 from __future__ import annotations
 
