@@ -215,6 +215,18 @@ def check_llm(llm: LLMSettings) -> Check:
     return Check("llm", bool(source or llm.api_base), "; ".join(parts))
 
 
+def check_run_stack(settings: Settings) -> Check:
+    """Whether every library a run imports imports here (the model client's too, with a model configured)."""
+    from kernelpro.run_stack import MODEL_MODULES, RUN_MODULES, run_stack_problem
+
+    with_model = bool(settings.llm.model)
+    if problem := run_stack_problem(with_model=with_model):
+        return Check("run libraries", False, problem, required=True)
+    names = ("langgraph", "LiteLLM") if with_model else ("langgraph",)
+    return Check("run libraries", True, f"{len(RUN_MODULES) + len(MODEL_MODULES) * with_model} modules import "
+                 f"({', '.join(names)} among them)", required=True)
+
+
 def probe_environment(settings: Settings) -> list[Check]:
     """Every check, in the order ``kernelpro doctor`` shows them."""
     return [
@@ -225,4 +237,5 @@ def probe_environment(settings: Settings) -> list[Check]:
         check_triton(),
         check_torch(),
         check_llm(settings.llm),
+        check_run_stack(settings),
     ]

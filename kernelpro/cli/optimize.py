@@ -67,7 +67,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
                  run_id: Optional[str] = None, objective: Optional[str] = None,
                  judged_before: Optional[Path] = None) -> None:
-    from kernelpro.cli.run_stack import run_stack_problem
+    from kernelpro.run_stack import run_stack_problem
 
     settings = load_settings()
     if model:

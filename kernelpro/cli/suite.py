@@ -74,8 +74,8 @@ def run(
     no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
 ) -> None:
     """Optimise every problem of SOURCE... in turn (one per GPU at once) and score the suite."""
-    from kernelpro.cli.run_stack import run_stack_problem
     from kernelpro.cli.suite_terminal import SuiteBar
+    from kernelpro.run_stack import run_stack_problem
     from kernelpro.suite.disk import enforce_disk_budget
     from kernelpro.suite.driver import Driver, summary
     from kernelpro.suite.layout import SuiteConfig, open_suite

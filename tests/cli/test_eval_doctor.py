@@ -98,9 +98,24 @@ def test_doctor_reports_each_check_without_secrets(monkeypatch):
     monkeypatch.setenv("KERNELPRO_LLM__MODEL", "openai/gpt-5")
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
-    for name in ("GPU", "nvcc", "ptxas", "ncu", "triton", "torch", "llm", "sandbox"):
+    for name in ("GPU", "nvcc", "ptxas", "ncu", "triton", "torch", "llm", "sandbox", "run libraries"):
         assert name in result.output
     assert "SECRET" not in result.output and "openai/gpt-5" in result.output
+
+
+def test_doctor_finds_a_run_library_that_does_not_import(tmp_path):
+    """A package the graph imports, installed without its own requirement: doctor names both and exits 4."""
+    import os
+
+    (tmp_path / "langgraph_sdk").mkdir()
+    (tmp_path / "langgraph_sdk" / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'websockets'\", name='websockets')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "kernelpro.cli", "doctor", "--json"], env=env, text=True,
+                          capture_output=True, timeout=120)
+    found = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}["run libraries"]
+    assert proc.returncode == 4 and not found["ok"] and found["required"]
+    assert "kernelpro.graphs.optimize does not import (it needs 'websockets'" in found["detail"]
 
 
 def test_eval_says_beside_the_verdict_that_the_problem_is_degenerate():
