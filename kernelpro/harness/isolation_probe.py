@@ -1,11 +1,13 @@
 """What the sandbox gets on this machine, for ``kernelpro doctor``: a process walls itself in as a worker does,
-then tries what a snooping candidate would (the judge's environment, a loopback server)."""
+in a worker's own directory with a worker's environment, then tries what a snooping candidate would (the
+judge's environment, a loopback server)."""
 
 from __future__ import annotations
 
 import errno
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -14,15 +16,15 @@ from typing import TYPE_CHECKING
 
 from kernelpro.harness.isolation import hide_this_process, isolate_worker
 from kernelpro.harness.sandbox import worker_environment
+from kernelpro.harness.worker_dirs import make_worker_dir, worker_root
 
 if TYPE_CHECKING:
     from kernelpro.environment import Check
 
 
-
-def _probe_child(port: int, judge: int, protected: str) -> dict[str, object]:
+def _probe_child(port: int, judge: int, protected: str, others: list[str]) -> dict[str, object]:
     """In a fresh process: isolate, then try what a snooping candidate would. Run as ``python -m`` this module."""
-    protections = isolate_worker(protected=[protected])
+    protections = isolate_worker(protected=[protected, *others])
     result: dict[str, object] = protections.as_dict()
     try:
         with open(os.path.join(protected, "planted"), "w") as file:
@@ -49,16 +51,20 @@ def probe_worker_isolation(timeout_s: float = 20.0) -> dict[str, object]:
     """Start a process that isolates itself as a worker does and report what it got and what it could reach:
     this process's environment (with this process undumpable, as the judge is) and a loopback server."""
     hide_this_process()
+    others = [str(worker_root())]  # read-only but for its own directory, as in every worker
+    workdir = make_worker_dir("kernelpro-probe-")
     with socket.create_server(("127.0.0.1", 0)) as server, tempfile.TemporaryDirectory(
-            prefix="kernelpro-probe-") as protected:
+            prefix="kernelpro-probe-") as planted:
         port = server.getsockname()[1]
         try:
             command = [sys.executable, "-m", "kernelpro.harness.isolation_probe", str(port), str(os.getpid()),
-                       protected]
+                       planted, *others]
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False,
-                                  env=worker_environment())  # what a worker gets, PYTHONPATH included
+                                  cwd=workdir, env=worker_environment(workdir=workdir))  # what a worker gets
         except (OSError, subprocess.SubprocessError) as exc:
             return {"error": f"the probe did not run: {exc}"}
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -83,4 +89,4 @@ def isolation_checks() -> list[Check]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_probe_child(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])))
+    print(json.dumps(_probe_child(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:])))

@@ -1,19 +1,24 @@
-"""A worker's own directories: where they are made, and the private caches inside them.
+"""A worker's own directories: where they are made, the private caches inside them, and the caller's caches that
+stay the caller's.
 
 Compilers keep caches that later programs load without question: Inductor's generated modules and C++ builds,
 Triton's kernels, the CUDA driver's JIT cache, CuPy's kernels. Shared with the caller (under HOME or
 ``/tmp/torchinductor_$USER``), one candidate could leave a kernel there that another candidate, a baseline or
 the user's own programs would load. So every worker points each of them (and its temporary directory) into its
-own directory, whatever the caller's environment said.
+own directory, whatever the caller's environment said, and the caller's own caches are read-only inside it
+(``jobs.protected_paths``).
 
-Every worker's directory is made in one directory per user (``worker_root``).
+Every worker's directory is made in one directory per user (``worker_root``), which each worker sees read-only
+but for its own: no candidate can plant in the caches of a worker judging beside it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import getpass
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -32,6 +37,9 @@ PRIVATE_DIRS = {
     "XDG_CACHE_HOME": "caches/xdg",
     "MPLCONFIGDIR": "caches/matplotlib",
 }
+# The caller's directories behind these names: what it set them to stays its own, read-only in workers (for
+# TRITON_HOME, the ``.triton`` inside it). TORCH_HOME holds hub code and weights its programs load.
+CALLER_DIRS = [name for name in PRIVATE_DIRS if name != "TMPDIR"] + ["TORCH_HOME"]
 
 
 def private_environment(workdir: str | os.PathLike[str]) -> dict[str, str]:
@@ -43,6 +51,28 @@ def private_environment(workdir: str | os.PathLike[str]) -> dict[str, str]:
         path.mkdir(parents=True, exist_ok=True)
         env[name] = str(path)
     return env
+
+
+def caller_caches(environ: dict[str, str] | None = None) -> list[Path]:
+    """The caller's own caches: what its environment names (those it leaves at their defaults under HOME are
+    protected with HOME), and Inductor's default under the temporary directory."""
+    environ = os.environ if environ is None else environ
+    paths = []
+    for name in CALLER_DIRS:
+        if value := environ.get(name):
+            path = Path(value).expanduser()
+            paths.append(path / ".triton" if name == "TRITON_HOME" else path)
+    return [*paths, inductor_default_cache()]
+
+
+def inductor_default_cache() -> Path:
+    """Where Inductor caches without TORCHINDUCTOR_CACHE_DIR (``torch._inductor.runtime.cache_dir_utils``'s
+    ``default_cache_dir``, without importing torch)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid_{os.getuid()}"
+    return Path(tempfile.gettempdir()) / ("torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
 @functools.cache

@@ -1,16 +1,26 @@
-"""What a worker writes, on the real kernel: its own directory, with its compile caches and temporary directory
-in it."""
+"""What a worker may write, on the real kernel: its own directory, with its compile caches and temporary
+directory in it, and nothing that a later program starts from (the Python installation, HOME, the caller's
+compile caches, another worker's directory)."""
 
 from __future__ import annotations
 
+import getpass
+import secrets
+import site
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from kernelpro.harness.jobs import protected_paths
 from kernelpro.harness.judge import judge
-from kernelpro.harness.sandbox import worker_environment
+from kernelpro.harness.sandbox import PACKAGE_ROOT, worker_environment
 from kernelpro.harness.worker_dirs import PRIVATE_DIRS, worker_root
-from tests.conftest import problem
+from tests.conftest import candidate, problem
+from tests.harness.test_sandbox_walls import judged_past_static_checks, needs
+
+REFUSED = "Read-only file system"
 
 # Not under tests/data/candidates: a cold compile takes 15 s on two cores, past the every-candidate batch's limit.
 COMPILED = """
@@ -43,6 +53,12 @@ class ModelNew(nn.Module):
 """
 
 
+def planting(targets: list[str]) -> str:
+    source = candidate("cheat_plant_startup_file")
+    assert "TARGETS = []" in source
+    return source.replace("TARGETS = []", f"TARGETS = {targets!r}")
+
+
 def test_each_worker_gets_its_caches_and_temporary_directory_in_its_own_directory(tmp_path):
     caller = {"PATH": "/usr/bin", "TORCHINDUCTOR_CACHE_DIR": "/caller/inductor", "TRITON_CACHE_DIR": "/caller/triton",
               "CUDA_CACHE_PATH": "/caller/nv", "XDG_CACHE_HOME": "/caller/cache", "TMPDIR": "/caller/tmp",
@@ -57,10 +73,66 @@ def test_each_worker_gets_its_caches_and_temporary_directory_in_its_own_director
     assert worker_environment(caller)["TORCHINDUCTOR_CACHE_DIR"] == "/caller/inductor"  # no worker: as it was
 
 
+def test_what_the_next_program_starts_from_is_listed_for_the_workers(settings, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    paths = protected_paths(settings)
+    for expected in (sys.prefix, sys.base_prefix, *site.getsitepackages(), site.getusersitepackages(), PACKAGE_ROOT,
+                     tmp_path / "home", tmp_path / "triton", worker_root(),
+                     Path(tempfile.gettempdir()) / f"torchinductor_{getpass.getuser()}"):
+        assert str(Path(expected).resolve()) in paths, expected
+    assert (tmp_path / "triton").is_dir()  # made first: an absent one could be planted in
+
+
+@needs("read-only judge files", "no capabilities")
+@pytest.mark.parametrize("mode", ["fresh", "persistent"])
+def test_nothing_lands_where_a_later_program_would_run_it(mode, settings, monkeypatch, tmp_path):
+    """Past the static checks: a .pth in the real site-packages (the next Python runs it, the kernelpro CLI with its
+    key included), a line in HOME's shell start-up, a module in the judge's own Inductor cache."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # a HOME of the test's own: a failure can never touch the real one
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    targets = [str(Path(site.getsitepackages()[0]) / f"kernelpro-planted-{secrets.token_hex(4)}.pth"),
+               str(home / ".bashrc"), str(home / ".config" / "autostart" / "planted.desktop"),
+               str(tmp_path / "inductor" / "fxgraph" / "planted.py")]
+    try:
+        result = judged_past_static_checks("", settings, planting(targets), mode=mode)
+        assert result.status == "ok", result.message  # honest arithmetic once its plants failed
+        for target in targets:
+            assert f"'{target}': '{REFUSED}'" in result.worker_output, result.worker_output
+            assert not Path(target).exists()
+    finally:
+        Path(targets[0]).unlink(missing_ok=True)
+
+
+@needs("read-only judge files", "no capabilities")
+@pytest.mark.parametrize("mode", ["fresh", "persistent"])
+def test_a_home_that_holds_the_workers_directory_is_read_only_but_for_it(mode, settings, monkeypatch):
+    """HOME holding the temporary directory (every worker's own directory is made there): the worker's own stays
+    writable, everything else under HOME does not, by absolute path or relative to the working directory."""
+    holder = worker_root().parent
+    monkeypatch.setenv("HOME", str(holder))
+    token = secrets.token_hex(4)
+    up = "../" * (2 if mode == "fresh" else 3)  # a long-lived worker's job has a directory inside the worker's
+    targets = [str(holder / f"kernelpro-planted-{token}"), f"{up}kernelpro-planted-{token}-relative", "own/scratch"]
+    try:
+        result = judged_past_static_checks("", settings, planting(targets), mode=mode)
+        assert result.status == "ok", result.message
+        assert f"read-only {holder} but for the worker's own directory" in result.details["isolation"]["applied"]
+        for target in targets[:2]:
+            assert f"'{target}': '{REFUSED}'" in result.worker_output, result.worker_output
+        assert "'own/scratch': 'ok'" in result.worker_output
+        assert not list(holder.glob(f"kernelpro-planted-{token}*"))
+    finally:
+        for planted in holder.glob(f"kernelpro-planted-{token}*"):
+            planted.unlink()
+
+
 @pytest.mark.parametrize("mode", ["fresh", "persistent"])
 def test_torch_compile_builds_into_the_workers_own_cache(mode, settings, monkeypatch, tmp_path):
-    """Inductor's C++ build on the CPU lands in the worker's own directory: not in the caller's cache, nor in its
-    default under the caller's temporary directory."""
+    """Inductor's C++ build on the CPU lands in the worker's own directory: not in the caller's cache (read-only
+    there), nor in its default under the caller's temporary directory."""
     settings.harness.worker_mode = mode
     settings.harness.timeout_s = 240  # a cold Inductor cache compiles C++
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
