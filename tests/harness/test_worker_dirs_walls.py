@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kernelpro.harness.isolation_probe import isolation_checks
 from kernelpro.harness.jobs import protected_paths
 from kernelpro.harness.judge import judge
 from kernelpro.harness.sandbox import PACKAGE_ROOT, worker_environment
@@ -104,6 +105,17 @@ def test_nothing_lands_where_a_later_program_would_run_it(mode, settings, monkey
             assert not Path(target).exists()
     finally:
         Path(targets[0]).unlink(missing_ok=True)
+
+
+@needs("read-only judge files")
+def test_the_doctor_lists_the_directories_a_worker_has_read_only(settings, monkeypatch, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    files = next(check for check in isolation_checks(protected_paths(settings)) if check.name == "sandbox files")
+    assert files.ok and "writable" not in files.detail, files.detail
+    for expected in (home, Path(site.getsitepackages()[0]), PACKAGE_ROOT, worker_root()):
+        assert str(expected.resolve()) in files.detail, files.detail
 
 
 @needs("read-only judge files", "no capabilities")
