@@ -26,8 +26,10 @@ def doctor(
     walls the sandbox gets here (tried in a worker-like process). Exits 4 when something required is missing."""
     from kernelpro.environment import probe_environment
     from kernelpro.harness.isolation_probe import isolation_checks
+    from kernelpro.harness.jobs import protected_paths
 
-    checks = probe_environment(load_settings()) + isolation_checks()
+    settings = load_settings()
+    checks = probe_environment(settings) + isolation_checks(protected_paths(settings))
     usable = not any(c.required and not c.ok for c in checks)
     if as_json:
         typer.echo(json.dumps({"kernelpro": kernelpro.__version__, "ok": usable,

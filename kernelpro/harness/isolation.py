@@ -285,9 +285,10 @@ def _protect(paths: list[str], protections: Protections) -> None:
     if libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) != 0:
         protections.missing["read-only judge files"] = f"making the mounts private failed: {_error()}"
         return
-    done, left = isolation_mounts.read_only(paths, writable=[os.getcwd(), tempfile.gettempdir()])
+    done, around, left = isolation_mounts.read_only(paths, writable=[os.getcwd(), tempfile.gettempdir()])
     if done:
         protections.applied.append("read-only judge files")
+    protections.applied += [f"read-only {path} but for the worker's own directory" for path in around]
     for path, why in left.items():
         protections.missing[f"read-only {path}"] = why
     if why_not := isolation_mounts.drop_capabilities():

@@ -2,11 +2,12 @@
 
 A worker in user and mount namespaces of its own holds every capability over them, so a candidate could
 otherwise mount, unmount and remount at will. After ``isolate_worker`` has made its namespaces, ``read_only``
-bind-mounts each protected directory (the run directories with their checkpoints and results, kernelpro's
-home with the search memory, the compile and extension caches the judge builds into) onto itself, read-only;
-``drop_capabilities`` then empties every capability set, the bounding set included. From there no candidate
-can write into those directories, undo the mounts or mount anything: a module planted under another
-candidate's cache key, or a verdict edited in a run's checkpoint, is out of reach.
+bind-mounts each protected directory (``jobs.protected_paths``: the run directories with their checkpoints and
+results, kernelpro's home with the search memory, the caches the judge and the user's own programs load from,
+the Python installation, HOME) onto itself, read-only; ``drop_capabilities`` then empties every capability set,
+the bounding set included. From there no candidate can write into those directories, undo the mounts or mount
+anything: a module planted under another candidate's cache key, a ``.pth`` file for the next Python, a line in
+``~/.bashrc`` or a verdict edited in a run's checkpoint is out of reach.
 """
 
 from __future__ import annotations
@@ -44,36 +45,62 @@ def _inside(path: Path, other: Path) -> bool:
     return path == other or other in path.parents
 
 
-def read_only(paths: list[str], writable: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Each existing directory of ``paths`` read-only in this mount namespace, except one that holds a directory
-    of ``writable`` (the worker's own working directory, the temporary directory). Returns the directories made
-    read-only and, for each left writable, why."""
+def read_only(paths: list[str], writable: list[str]) -> tuple[list[str], list[str], dict[str, str]]:
+    """Each existing directory of ``paths`` read-only in this mount namespace, but for any directory of ``writable``
+    (the worker's own working and temporary directories) inside it: that one is bind-mounted onto itself first, so
+    it comes along as a writable mount of its own when its holder is made read-only. Returns the directories made
+    read-only, those of them that hold such a writable one, and, for each left writable, why."""
     libc = _libc()
     done: list[str] = []
+    around: list[str] = []
     left: dict[str, str] = {}
     keep = [Path(p).resolve() for p in writable]
-    for raw in dict.fromkeys(paths):
-        path = Path(raw).expanduser().resolve()
-        if not path.is_dir():
-            continue  # nothing there yet for a candidate to tamper with; a later one is made by the judge
-        if any(_inside(k, path) for k in keep):
-            left[str(path)] = "it holds the worker's own working or temporary directory"
+    # An absent directory has nothing to tamper with yet; a later one is made by the judge.
+    protected = [path for path in dict.fromkeys(Path(raw).expanduser().resolve() for raw in paths) if path.is_dir()]
+    unkept: dict[Path, str] = {}
+    for own in [k for k in keep if any(_inside(k, path) and k != path for path in protected)]:
+        if why := _bind(libc, own):
+            unkept[own] = why
+    for path in protected:
+        inner = [k for k in keep if _inside(k, path)]
+        if path in inner:
+            left[str(path)] = "it is the worker's own working or temporary directory"
             continue
-        target = str(path).encode()
-        if libc.mount(target, target, None, ctypes.c_ulong(MS_BIND | MS_REC), None) != 0:
-            left[str(path)] = f"bind mount failed: {_error()}"
+        if failed := [f"{k} could not be kept writable ({unkept[k]})" for k in inner if k in unkept]:
+            left[str(path)] = f"it holds the worker's own directory: {'; '.join(failed)}"
             continue
-        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
-        vfs = os.statvfs(path).f_flag
-        for st, ms in _KEPT_FLAGS.items():
-            if vfs & st:
-                flags |= ms
-        if libc.mount(None, target, None, ctypes.c_ulong(flags), None) != 0:
-            left[str(path)] = f"read-only remount failed: {_error()}"
-            libc.umount2(target, 2)  # MNT_DETACH: leave the directory as it was
+        if why := _bind(libc, path) or _remount_read_only(libc, path):
+            left[str(path)] = why
             continue
         done.append(str(path))
-    return done, left
+        if inner:
+            around.append(str(path))
+    # The working directory was entered before these mounts, beneath them: enter it again through them, or a
+    # relative path (``../..``) would reach the protected directories around it on the writable mount below.
+    os.chdir(os.getcwd())
+    return done, around, left
+
+
+def _bind(libc: ctypes.CDLL, path: Path) -> str | None:
+    target = str(path).encode()
+    if libc.mount(target, target, None, ctypes.c_ulong(MS_BIND | MS_REC), None) != 0:
+        return f"bind mount failed: {_error()}"
+    return None
+
+
+def _remount_read_only(libc: ctypes.CDLL, path: Path) -> str | None:
+    """The bind mount at ``path`` read-only (its own mount only: those beneath it keep their flags)."""
+    target = str(path).encode()
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+    vfs = os.statvfs(path).f_flag
+    for st, ms in _KEPT_FLAGS.items():
+        if vfs & st:
+            flags |= ms
+    if libc.mount(None, target, None, ctypes.c_ulong(flags), None) != 0:
+        why = f"read-only remount failed: {_error()}"
+        libc.umount2(target, 2)  # MNT_DETACH: leave the directory as it was
+        return why
+    return None
 
 
 def drop_capabilities() -> str | None:

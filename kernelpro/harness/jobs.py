@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import os
 import secrets
 import signal
+import site
+import sys
 from pathlib import Path
 from typing import Any
 
 from kernelpro.config import KERNELPRO_HOME, Settings
 from kernelpro.harness.result import EvalResult, GuardFinding, rejected
-from kernelpro.harness.sandbox import WorkerOutcome
+from kernelpro.harness.sandbox import PACKAGE_ROOT, WorkerOutcome
 from kernelpro.harness.static_guards import scan_source
+from kernelpro.harness.worker_dirs import caller_caches, worker_root
 from kernelpro.problem import Problem, module_level_names
 
 
@@ -48,19 +52,33 @@ def precheck(source: str) -> EvalResult | list[GuardFinding]:
 
 
 def protected_paths(settings: Settings) -> list[str]:
-    """The judge's directories a worker may read but never write (``isolation_mounts``): the run directories
-    (checkpoints, results, reports), the chats' threads, ``harness.protected_dirs`` (a suite's ledger),
-    kernelpro's home (the search memory, the judged-candidate dataset), and the caches the judge builds into
-    (compiled kernels, load_inline extensions), so no candidate can edit a verdict or plant a module that a
-    later candidate would load."""
+    """The directories a worker may read but never write (``isolation_mounts``).
+
+    The judge's: the run directories (checkpoints, results, reports), the chats' threads,
+    ``harness.protected_dirs`` (a suite's ledger), kernelpro's home (the search memory, the judged-candidate
+    dataset) and the caches the judge builds into (compiled kernels, load_inline extensions), so no candidate can
+    edit a verdict or plant a module that a later candidate would load. And what the user's next program runs:
+    the Python installation (a ``.pth`` file in site-packages runs in every Python started after, the kernelpro
+    CLI with its provider's key included), kernelpro's own source, HOME (``~/.bashrc``, ``~/.config``), the
+    caller's compile caches (``worker_dirs.caller_caches``) and the directory every worker's own is made in."""
     owned = [Path(p).expanduser() for p in (KERNELPRO_HOME, settings.memory.path, settings.compile.cache_dir)]
     if settings.compile.inline_cache:
         owned.append(settings.compile.inline_cache_dir.expanduser())
+    owned += [*caller_caches(), worker_root()]
     for path in owned:  # made now: a directory that does not exist yet cannot be mounted read-only, and a
         with contextlib.suppress(OSError):  # candidate could create it first and plant in it
             path.mkdir(parents=True, exist_ok=True)
-    others = [settings.runs_dir, settings.chat.dir, *settings.harness.protected_dirs]
-    return [str(p.resolve()) for p in [*(Path(o).expanduser() for o in others), *owned]]
+    others = [settings.runs_dir, settings.chat.dir, *settings.harness.protected_dirs, *python_installation(),
+              PACKAGE_ROOT, Path.home()]
+    return [str(p.resolve()) for p in dict.fromkeys([*(Path(o).expanduser() for o in others), *owned])]
+
+
+def python_installation() -> list[str]:
+    """Every directory Python starts from: its prefixes, every site-packages directory (the user's too), and
+    what else is on ``sys.path``."""
+    prefixes = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+    sites = [*site.getsitepackages(), site.getusersitepackages()]
+    return [*prefixes, *sites, *(p for p in sys.path if os.path.isabs(p) and os.path.isdir(p))]
 
 
 def make_job(problem: Problem, candidate_source: str, device: str, settings: Settings,

@@ -1,7 +1,8 @@
 """Running one job in a fresh worker process, from the judge's side: limits, output capture, clean-up.
 
-The worker gets a new empty working directory, an environment with no credentials, its own process
-group (so everything it starts dies with it), a wall-time limit and a resident-memory limit.
+The worker gets a new empty working directory (its compile caches and temporary directory inside it), an
+environment with no credentials, its own process group (so everything it starts dies with it), a wall-time
+limit and a resident-memory limit.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +26,7 @@ import psutil
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.deadline import Deadline
+from kernelpro.harness.worker_dirs import make_worker_dir, private_environment
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,8 +38,10 @@ ENV_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "TRITON_", "TORCH_", "TORCHINDUCTOR_"
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.IGNORECASE)
 
 
-def worker_environment(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The worker's environment: an allow-list of the caller's, minus anything that looks like a secret."""
+def worker_environment(base: dict[str, str] | None = None, workdir: str | None = None) -> dict[str, str]:
+    """The worker's environment: an allow-list of the caller's, minus anything that looks like a secret. Given the
+    worker's own directory, its caches and temporary directory point there, whatever the caller's said
+    (``worker_dirs``)."""
     base = dict(os.environ if base is None else base)
     env = {name: value for name, value in base.items()
            if (name in ENV_NAMES or name.startswith(ENV_PREFIXES)) and not SECRET_NAME.search(name)}
@@ -50,6 +53,8 @@ def worker_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     # since the pool's processes outlive the job (``benchmarks/compile_threads.py`` measures what it saves: on the H200,
     # nothing for max-autotune, whose first call took 54 s with 1 thread and with 16).
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    if workdir is not None:
+        env.update(private_environment(workdir))
     return env
 
 
@@ -131,13 +136,13 @@ def _tree_rss_mb(process: psutil.Process) -> float:
 def run_worker(job: dict[str, Any], settings: HarnessSettings) -> WorkerOutcome:
     """Run ``job`` in a new worker and wait for its result, within the time and memory limits."""
     nonce = secrets.token_hex(16)
-    workdir = tempfile.mkdtemp(prefix="kernelpro-worker-")
+    workdir = make_worker_dir("kernelpro-worker-")
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelpro.harness.worker", str(write_fd)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        cwd=workdir, env=worker_environment(), pass_fds=(write_fd,), start_new_session=True,
+        cwd=workdir, env=worker_environment(workdir=workdir), pass_fds=(write_fd,), start_new_session=True,
     )
     os.close(write_fd)
     deadline = Deadline(settings, started)

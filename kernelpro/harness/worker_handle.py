@@ -16,7 +16,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from typing import Any
@@ -27,6 +26,7 @@ from kernelpro.config import HarnessSettings
 from kernelpro.harness.deadline import Deadline
 from kernelpro.harness.gpu_worker import OUTPUT_MARKER
 from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, json_messages, worker_environment
+from kernelpro.harness.worker_dirs import make_worker_dir
 
 # Guard findings that mean the candidate changed the process itself, not only its own answers.
 TAMPERING = {"judge_patch", "timer_patch", "background_thread", "background_process", "extra_stream",
@@ -126,13 +126,13 @@ class LongLivedWorker:
 
     # -- life cycle -------------------------------------------------------------------------------
     def start(self) -> None:
-        self.home = tempfile.mkdtemp(prefix="kernelpro-gpu-worker-")
+        self.home = make_worker_dir("kernelpro-gpu-worker-")
         result_read, result_write = os.pipe()
         job_read, job_write = os.pipe()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kernelpro.harness.gpu_worker", str(result_write), str(job_read)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=self.home,
-            env=worker_environment(), pass_fds=(result_write, job_read), start_new_session=True,
+            env=worker_environment(workdir=self.home), pass_fds=(result_write, job_read), start_new_session=True,
         )
         os.close(result_write)
         os.close(job_read)
@@ -221,7 +221,7 @@ class LongLivedWorker:
     def _run_once(self, job: dict[str, Any]) -> WorkerOutcome | None:
         """One attempt; None when the worker never acknowledged the job (it was broken before the job began)."""
         nonce = secrets.token_hex(16)
-        workdir = tempfile.mkdtemp(prefix="kernelpro-worker-")
+        workdir = make_worker_dir("kernelpro-worker-", self.home)  # inside the worker's own, its only writable one
         self.output.begin(nonce)
         started = time.monotonic()
         outcome = WorkerOutcome(returncode=None, result=None)

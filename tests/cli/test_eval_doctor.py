@@ -98,7 +98,8 @@ def test_doctor_reports_each_check_without_secrets(monkeypatch):
     monkeypatch.setenv("KERNELPRO_LLM__MODEL", "openai/gpt-5")
     result = runner.invoke(app, ["doctor"])
     assert result.exit_code == 0, result.output
-    for name in ("GPU", "nvcc", "ptxas", "ncu", "triton", "torch", "llm", "sandbox", "run libraries"):
+    for name in ("GPU", "nvcc", "ptxas", "ncu", "triton", "torch", "llm", "sandbox", "sandbox files",
+                 "run libraries"):
         assert name in result.output
     assert "SECRET" not in result.output and "openai/gpt-5" in result.output
 

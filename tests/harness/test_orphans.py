@@ -52,7 +52,8 @@ DRIVER = textwrap.dedent('''
 
 @pytest.mark.parametrize("mode", ["persistent", "fresh"])
 def test_killing_the_judge_kills_a_looping_candidate(tmp_path, mode):
-    script = tmp_path / "driver.py"
+    script = tmp_path / "driver" / "driver.py"  # its directory is on the judge's sys.path: read-only in workers
+    script.parent.mkdir()
     script.write_text(DRIVER)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     marker = tmp_path / "looping"

@@ -16,6 +16,7 @@ from kernelpro.harness.isolation_probe import probe_worker_isolation
 from kernelpro.harness.jobs import protected_paths
 from kernelpro.harness.judge import classify, judge, make_job
 from kernelpro.harness.sandbox import run_worker
+from kernelpro.harness.worker_handle import LongLivedWorker
 from tests.conftest import candidate, problem
 
 PROBE = probe_worker_isolation()
@@ -27,10 +28,17 @@ def needs(*walls: str):
     return pytest.mark.skipif(bool(missing), reason=f"this machine gives no {', '.join(missing)}: {PROBE}")
 
 
-def judged_past_static_checks(name: str, settings, source: str | None = None):
-    """Straight into a fresh worker, as if the static rules had missed it: the walls must hold alone."""
+def judged_past_static_checks(name: str, settings, source: str | None = None, mode: str = "fresh"):
+    """Straight into a worker (fresh, or long-lived), as if the static rules had missed it: the walls must hold
+    alone."""
     job = make_job(problem("scale_relu"), source or candidate(name), "cpu", settings)
-    return classify(run_worker(job, settings.harness), settings)
+    if mode == "fresh":
+        return classify(run_worker(job, settings.harness), settings)
+    worker = LongLivedWorker("cpu", settings.harness, job["protected_paths"])
+    try:
+        return classify(worker.run(job), settings)
+    finally:
+        worker.stop()
 
 
 @pytest.fixture
@@ -106,12 +114,15 @@ def test_an_ancestors_environment_is_out_of_reach(name, secret, settings):
 @needs("pid namespace")
 @pytest.mark.parametrize("mode", ["fresh", "persistent"])
 def test_past_every_check_a_snoop_finds_nothing(mode, secret, settings):
-    """With the static rules and the audit hook out of the way, the walls alone: no ancestor to read."""
-    settings.harness.worker_mode = mode
-    result = judged_past_static_checks("cheat_proc_environ", settings)
-    assert result.status == "ok", result.message  # it computes the right answer once it has found nothing
-    assert "stolen: []" in result.worker_output
+    """With the static rules out of the way, the walls: no ancestor to read."""
+    result = judged_past_static_checks("cheat_proc_environ", settings, mode=mode)
     assert secret not in result.model_dump_json()
+    if mode == "fresh":
+        assert result.status == "ok", result.message  # it computes the right answer once it has found nothing
+        assert "stolen: []" in result.worker_output
+    else:  # a job runs in a fork of the worker: its one ancestor is the worker, whose file the audit hook refuses
+        assert (result.status, result.reason) == ("rejected", "process_snooping"), result.message
+        assert "/proc/1/environ" in result.message
 
 
 @needs("network namespace")

@@ -34,6 +34,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_nan_wildcard": ("incorrect", "nan_inf"),
     "cheat_proc_environ": ("rejected", "process_snooping"),
     "cheat_plant_module": ("ok", None),  # alone it plants in its own directory; the judge's cache: test_sandbox_walls
+    "cheat_plant_startup_file": ("ok", None),  # alone it plants nothing; the targets: test_worker_dirs_walls
     "cheat_proc_environ_hidden": ("rejected", "process_snooping"),
     "cheat_ptrace": ("rejected", "process_snooping"),
     "cheat_self_mem": ("rejected", "self_modification"),
