@@ -3,7 +3,8 @@
     python benchmarks/suite_kernelbench.py --extract /work/.mirror/ScalingIntelligence+KernelBench/repo
     python benchmarks/suite_kernelbench.py --out OUT [--tasks 1-20] [--max-iters 1] [--time-budget 9m]
         [--baselines eager,compile_default,compile_max_autotune_no_cudagraphs] [--timing-budget-s 3] [--profile]
-        [--lanes-per-gpu 1] [--resume]
+        [--lanes-per-gpu 1]
+    python benchmarks/suite_kernelbench.py --out OUT --resume [--retry crash,lost] [--time-budget 15m]
     python benchmarks/suite_kernelbench.py --out OUT --tabulate
 
 The first form (on a machine with the KernelBench mirror, a bare git directory) extracts levels 1 and 2 into
@@ -103,6 +104,14 @@ def baseline_table(suite_dir: Path) -> dict:
     return {"problems": len(rows), "host_bound": host_bound, "totals": totals, "rows": rows}
 
 
+def earlier_sessions(path: Path) -> list[dict]:
+    """The records of the sessions before this one (a suite resumed across device slots), oldest first."""
+    if not path.is_file():
+        return []
+    old = json.loads(path.read_text())
+    return [*old.pop("earlier", []), old]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--extract", type=Path, help="A KernelBench bare git directory to extract levels 1-2 from.")
@@ -110,7 +119,9 @@ def main() -> None:
     parser.add_argument("--inputs", type=Path, default=INPUTS)
     parser.add_argument("--tasks", default="1-20", help="KernelBench task ids per level.")
     parser.add_argument("--max-iters", type=int, default=1, help="Recipes judged per problem.")
-    parser.add_argument("--time-budget", default="9m", help="The suite's wall time; no problem starts after it.")
+    parser.add_argument("--time-budget", default=None,
+                        help="The suite's wall time (9m when it starts); no problem starts after it. Given with "
+                             "--resume, it replaces the suite's total (the time already active counts).")
     # the recipes torch.compile and max-autotune-no-cudagraphs are the compile baselines' very code: a run answers
     # them from the baselines' verdicts, so the three baselines cost what the first recipes cost
     parser.add_argument("--baselines", default="eager,compile_default,compile_max_autotune_no_cudagraphs",
@@ -128,7 +139,12 @@ def main() -> None:
                         help="Only (re)write OUT/baselines.json from the suite already under OUT.")
     parser.add_argument("--resume", action="store_true",
                         help="Finish the suite already under OUT (after a kill); its own budgets and settings hold.")
+    parser.add_argument("--retry", default=None,
+                        help="With --resume: start these failed problems again (crash, hang, lost, setup, problem, "
+                             "comma-separated, or all), e.g. after a fault of the host, not of the problem.")
     args = parser.parse_args()
+    if args.retry and not args.resume:
+        parser.error("--retry goes with --resume")
     if args.extract:
         extract(args.extract)
         return
@@ -153,11 +169,13 @@ def main() -> None:
             sys.exit(f"--resume needs exactly one suite under {args.out / 'suite'}; found {len(suites)}")
         command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", "--resume", suites[0].name,
                    "--runs-dir", str(args.out / "suite"), "--json"]
+        command += (["--retry", args.retry] if args.retry else []) + (
+            ["--time-budget", args.time_budget] if args.time_budget else [])
     else:
         command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), "--level", "1",
                    "--level", "2", "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
-                   str(args.max_iters), "--time-budget", args.time_budget, "--runs-dir", str(args.out / "suite"),
-                   "--no-memory", "--json"] + ([] if args.profile else ["--no-profile"])
+                   str(args.max_iters), "--time-budget", args.time_budget or "9m", "--runs-dir",
+                   str(args.out / "suite"), "--no-memory", "--json"] + ([] if args.profile else ["--no-profile"])
     start = time.monotonic()
     with (args.out / "suite_kernelbench.log").open("a" if args.resume else "w") as log:
         done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=log, text=True)
@@ -166,6 +184,8 @@ def main() -> None:
     result = json.loads(lines[-1]) if done.returncode == 0 and lines else None
     record = {"command": " ".join(command[1:]), "settings": settings, "exit_code": done.returncode,
               "wall_seconds": round(wall, 1), "suite": result, "gpu_phases": where_gpu_time_went(args.out / "suite")}
+    if args.resume:
+        record["earlier"] = earlier_sessions(args.out / "suite_kernelbench.json")
     (args.out / "suite_kernelbench.json").write_text(json.dumps(record, indent=1))
     (args.out / "baselines.json").write_text(json.dumps(baseline_table(args.out / "suite"), indent=1))
     if result is None:

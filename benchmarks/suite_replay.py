@@ -6,6 +6,7 @@ CUDA-L1 released for each task (its first and its current version, in turn; see 
     python benchmarks/suite_replay.py run --out OUT [--levels 1 2] [--max-iters 2] [--time-budget 9m]
         [--problems L1_T001 ...] [--device cpu]  (cpu: a smoke test of the script; the kernels need CUDA)
         [--no-memory] [--lanes-per-gpu N]
+    python benchmarks/suite_replay.py run --out OUT --resume [--time-budget 9m] [--levels ...] [--problems ...]
 
 ``prepare`` (here, from the cases ``judge_real_candidates.py prepare`` made) writes, gitignored,
 ``benchmarks/inputs/suite_replay/problems/L1_T001.py`` (the KernelBench reference, named after its level and
@@ -15,7 +16,9 @@ and critic all asking the server; it writes under OUT ``suite_replay.json`` (the
 object, wall time, the model requests by role, requests whose problem had no replayed candidate) and
 ``suite_replay.log``, plus the suite directory ``suite/`` (reports, ledger, every run). This shows the suite and
 the whole agent graph at work on a GPU with real kernels; two candidates per task are not evidence of what a
-model would find.
+model would find. ``--resume`` (after the slot's end killed it) starts the server again, serving the same
+problems' candidates, and finishes the suite under OUT (``kernelpro suite run --resume``); give the same
+``--levels``/``--problems``, since the server serves only those.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.replayed_agents import loopback_environment, problem_of, replay, role_of  # noqa: E402
+from benchmarks.suite_kernelbench import earlier_sessions  # noqa: E402
 from tests.support.openai_server import OpenAIServer  # noqa: E402
 
 INPUTS = ROOT / "benchmarks" / "inputs" / "suite_replay"
@@ -77,8 +81,23 @@ class Replayer:
         return source
 
 
-def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: str, profile: bool,
-        only: list[str] | None = None, memory: bool = True, lanes_per_gpu: int = 1) -> None:
+def suite_command(out: Path, source: Path, device: str, max_iters: int, time_budget: str | None, profile: bool,
+                  memory: bool, resume: bool) -> list[str]:
+    """A new suite over ``source``, or (``resume``) the one suite already under ``out``."""
+    head = [sys.executable, "-m", "kernelpro.cli", "suite", "run"]
+    if resume:
+        suites = sorted((out / "suite").glob("suite-*"))
+        if len(suites) != 1:
+            sys.exit(f"--resume needs exactly one suite under {out / 'suite'}; found {len(suites)}")
+        budget = ["--time-budget", time_budget] if time_budget else []
+        return head + ["--resume", suites[0].name, "--runs-dir", str(out / "suite"), "--json"] + budget
+    return head + [str(source), "--device", device, "--max-iters", str(max_iters), "--time-budget",
+                   time_budget or "9m", "--runs-dir", str(out / "suite"), "--json"] + (
+        [] if profile else ["--no-profile"]) + ([] if memory else ["--no-memory"])
+
+
+def run(out: Path, levels: list[int], max_iters: int, time_budget: str | None, device: str, profile: bool,
+        only: list[str] | None = None, memory: bool = True, lanes_per_gpu: int = 1, resume: bool = False) -> None:
     problems = sorted(p for p in (INPUTS / "problems").glob("L*_T*.py")
                       if int(p.stem[1]) in levels and (not only or p.stem in only))
     if not problems:
@@ -94,14 +113,13 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: 
         replay(server, replayer.pick)
         env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
         env.update(loopback_environment(server, str(Path(scratch) / "memory")))
-        env.update({"KERNELPRO_SUITE__BASELINES": json.dumps(["eager", "compile_default"]),
-                    "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
-                    "KERNELPRO_SUITE__LANES_PER_GPU": str(lanes_per_gpu)})
-        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(chosen), "--device", device,
-                   "--max-iters", str(max_iters), "--time-budget", time_budget, "--runs-dir", str(out / "suite"),
-                   "--json"] + ([] if profile else ["--no-profile"]) + ([] if memory else ["--no-memory"])
+        if not resume:  # a resumed suite restores the rest of its settings; the server's address is new
+            env.update({"KERNELPRO_SUITE__BASELINES": json.dumps(["eager", "compile_default"]),
+                        "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
+                        "KERNELPRO_SUITE__LANES_PER_GPU": str(lanes_per_gpu)})
+        command = suite_command(out, chosen, device, max_iters, time_budget, profile, memory, resume)
         started = time.monotonic()
-        with (out / "suite_replay.log").open("w") as log:
+        with (out / "suite_replay.log").open("a" if resume else "w") as log:
             done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
         wall = time.monotonic() - started
         roles = dict(collections.Counter(role_of(request.body) for request in server.requests))
@@ -111,6 +129,8 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str, device: 
               "wall_seconds": round(wall, 1), "model_requests": roles,
               "candidates_served": dict(replayer.served), "problems_without_candidates": dict(replayer.unknown),
               "suite": result}
+    if resume:
+        record["earlier"] = earlier_sessions(out / "suite_replay.json")
     (out / "suite_replay.json").write_text(json.dumps(record, indent=1) + "\n")
     if result is None:
         sys.exit(f"the suite failed (exit {done.returncode}); see {out / 'suite_replay.log'}")
@@ -128,19 +148,22 @@ def main() -> None:
     go.add_argument("--out", type=Path, required=True)
     go.add_argument("--levels", type=int, nargs="+", default=[1, 2])
     go.add_argument("--max-iters", type=int, default=2, help="Candidates judged per problem.")
-    go.add_argument("--time-budget", default="9m", help="The suite's wall time; no problem starts after it.")
+    go.add_argument("--time-budget", default=None,
+                    help="The suite's wall time (9m when it starts); no problem starts after it. With --resume, it "
+                         "replaces the suite's total.")
     go.add_argument("--device", default="cuda", help="cpu for a smoke test of the script itself")
     go.add_argument("--profile", action="store_true", help="Profile candidates with ncu (slower).")
     go.add_argument("--problems", nargs="+", help="Only these problems (e.g. L1_T001 L2_T033).")
     go.add_argument("--no-memory", action="store_true",
                     help="Without the search memory (on a machine its embedding model cannot travel to).")
     go.add_argument("--lanes-per-gpu", type=int, default=1, help="suite.lanes_per_gpu")
+    go.add_argument("--resume", action="store_true", help="Finish the suite already under OUT (after a kill).")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.cases_dir)
     else:
         run(args.out, args.levels, args.max_iters, args.time_budget, args.device, args.profile, args.problems,
-            memory=not args.no_memory, lanes_per_gpu=args.lanes_per_gpu)
+            memory=not args.no_memory, lanes_per_gpu=args.lanes_per_gpu, resume=args.resume)
 
 
 if __name__ == "__main__":
