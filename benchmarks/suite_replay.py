@@ -27,6 +27,7 @@ import argparse
 import collections
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -82,7 +83,7 @@ class Replayer:
 
 
 def suite_command(out: Path, source: Path, device: str, max_iters: int, time_budget: str | None, profile: bool,
-                  memory: bool, resume: bool) -> list[str]:
+                  memory: bool, resume: bool, retry: str | None = None) -> list[str]:
     """A new suite over ``source``, or (``resume``) the one suite already under ``out``."""
     head = [sys.executable, "-m", "kernelpro.cli", "suite", "run"]
     if resume:
@@ -90,21 +91,38 @@ def suite_command(out: Path, source: Path, device: str, max_iters: int, time_bud
         if len(suites) != 1:
             sys.exit(f"--resume needs exactly one suite under {out / 'suite'}; found {len(suites)}")
         budget = ["--time-budget", time_budget] if time_budget else []
-        return head + ["--resume", suites[0].name, "--runs-dir", str(out / "suite"), "--json"] + budget
+        again = ["--retry", retry] if retry else []
+        return head + ["--resume", suites[0].name, "--runs-dir", str(out / "suite"), "--json"] + budget + again
     return head + [str(source), "--device", device, "--max-iters", str(max_iters), "--time-budget",
                    time_budget or "9m", "--runs-dir", str(out / "suite"), "--json"] + (
         [] if profile else ["--no-profile"]) + ([] if memory else ["--no-memory"])
 
 
+def restore_sources(out: Path) -> None:
+    """Write back the problem files the suite under ``out`` names where they are gone (a suite started in a
+    temporary directory on a machine since given back), from the same inputs."""
+    for ledger in (out / "suite").glob("suite-*/ledger.sqlite"):
+        with sqlite3.connect(ledger) as db:
+            for (name,) in db.execute("SELECT path FROM problems"):
+                path, source = Path(name), INPUTS / "problems" / Path(name).name
+                if not path.exists() and source.is_file():
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(source.read_text())
+
+
 def run(out: Path, levels: list[int], max_iters: int, time_budget: str | None, device: str, profile: bool,
-        only: list[str] | None = None, memory: bool = True, lanes_per_gpu: int = 1, resume: bool = False) -> None:
+        only: list[str] | None = None, memory: bool = True, lanes_per_gpu: int = 1, resume: bool = False,
+        retry: str | None = None) -> None:
     problems = sorted(p for p in (INPUTS / "problems").glob("L*_T*.py")
                       if int(p.stem[1]) in levels and (not only or p.stem in only))
     if not problems:
         sys.exit(f"no problems under {INPUTS / 'problems'}; run `prepare` first, and carry {INPUTS}")
-    chosen = Path(tempfile.mkdtemp(prefix="suite-replay-"))  # the levels asked for, as one source directory
+    chosen = out / "problems"  # the levels asked for, as one source directory; the suite's ledger names its files
+    chosen.mkdir(parents=True, exist_ok=True)
     for path in problems:
         (chosen / path.name).write_text(path.read_text())
+    if resume:
+        restore_sources(out)
     candidates = {p.stem: [(INPUTS / "candidates" / p.stem / f"{v}.py").read_text() for v in VERSIONS]
                   for p in problems}
     replayer = Replayer(candidates, "raise RuntimeError('no replayed candidate for this problem')\n")
@@ -117,7 +135,7 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str | None, d
             env.update({"KERNELPRO_SUITE__BASELINES": json.dumps(["eager", "compile_default"]),
                         "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
                         "KERNELPRO_SUITE__LANES_PER_GPU": str(lanes_per_gpu)})
-        command = suite_command(out, chosen, device, max_iters, time_budget, profile, memory, resume)
+        command = suite_command(out, chosen, device, max_iters, time_budget, profile, memory, resume, retry)
         started = time.monotonic()
         with (out / "suite_replay.log").open("a" if resume else "w") as log:
             done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True)
@@ -158,12 +176,13 @@ def main() -> None:
                     help="Without the search memory (on a machine its embedding model cannot travel to).")
     go.add_argument("--lanes-per-gpu", type=int, default=1, help="suite.lanes_per_gpu")
     go.add_argument("--resume", action="store_true", help="Finish the suite already under OUT (after a kill).")
+    go.add_argument("--retry", help="With --resume: start these failed problems again (crash,lost,problem or all).")
     args = parser.parse_args()
     if args.command == "prepare":
         prepare(args.cases_dir)
     else:
         run(args.out, args.levels, args.max_iters, args.time_budget, args.device, args.profile, args.problems,
-            memory=not args.no_memory, lanes_per_gpu=args.lanes_per_gpu, resume=args.resume)
+            memory=not args.no_memory, lanes_per_gpu=args.lanes_per_gpu, resume=args.resume, retry=args.retry)
 
 
 if __name__ == "__main__":
