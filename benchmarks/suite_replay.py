@@ -119,6 +119,9 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str | None, d
         sys.exit(f"no problems under {INPUTS / 'problems'}; run `prepare` first, and carry {INPUTS}")
     chosen = out / "problems"  # the levels asked for, as one source directory; the suite's ledger names its files
     chosen.mkdir(parents=True, exist_ok=True)
+    if not resume:  # an earlier suite's problems left in OUT would join this one's source
+        for stale in chosen.glob("*.py"):
+            stale.unlink()
     for path in problems:
         (chosen / path.name).write_text(path.read_text())
     if resume:
