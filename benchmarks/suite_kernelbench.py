@@ -1,14 +1,18 @@
 """`kernelpro suite run` with the built-in recipes over KernelBench level-1 and level-2 problems on a GPU host.
 
     python benchmarks/suite_kernelbench.py --extract /work/.mirror/ScalingIntelligence+KernelBench/repo
-    python benchmarks/suite_kernelbench.py --out OUT [--tasks 1-20] [--max-iters 1] [--time-budget 9m]
+        [--release COMMIT --inputs DIR]
+    python benchmarks/suite_kernelbench.py --out OUT [--inputs DIR] [--levels 1,2] [--tasks 1-20] [--max-iters 1]
+        [--time-budget 9m]
         [--baselines eager,compile_default,compile_max_autotune_no_cudagraphs] [--timing-budget-s 3] [--profile]
         [--lanes-per-gpu 1]
     python benchmarks/suite_kernelbench.py --out OUT --resume [--retry crash,lost] [--time-budget 15m]
     python benchmarks/suite_kernelbench.py --out OUT --tabulate
 
 The first form (on a machine with the KernelBench mirror, a bare git directory) extracts levels 1 and 2 into
-``benchmarks/inputs/kernelbench/KernelBench/`` (gitignored: the project never ships KernelBench's problems).
+``benchmarks/inputs/kernelbench/KernelBench/`` (gitignored: the project never ships KernelBench's problems);
+``--release b08d959^ --inputs benchmarks/inputs/kernelbench_first`` takes the first release instead, whose smaller
+sizes (the ones most published results and CUDA-L1's kernels used) make many level-2 problems host-bound.
 The second runs one suite over those levels' ``--tasks`` (KernelBench's own task ids: 1-20 gives 20 level-1 and
 20 level-2 problems), one problem per visible GPU at once, with no language model and no search memory, and
 writes under OUT: ``suite_kernelbench.json`` (the command, the suite's JSON object: fast_p against eager and
@@ -42,17 +46,17 @@ HERE = Path(__file__).resolve().parent
 INPUTS = HERE / "inputs" / "kernelbench"
 
 
-def extract(mirror: Path) -> None:
-    """levels 1 and 2 of a KernelBench bare git directory into INPUTS."""
-    INPUTS.mkdir(parents=True, exist_ok=True)
+def extract(mirror: Path, inputs: Path = INPUTS, release: str = "HEAD") -> None:
+    """levels 1 and 2 of a KernelBench bare git directory, at ``release`` (a commit), into ``inputs``."""
+    inputs.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         archive = Path(tmp) / "kb.tar"
-        subprocess.run(["git", f"--git-dir={mirror}", "archive", "-o", str(archive), "HEAD",
+        subprocess.run(["git", f"--git-dir={mirror}", "archive", "-o", str(archive), release,
                         "KernelBench/level1", "KernelBench/level2"], check=True)
         with tarfile.open(archive) as tar:
-            tar.extractall(INPUTS, filter="data")
-    count = len(list(INPUTS.glob("KernelBench/level*/*.py")))
-    print(f"{count} problems under {INPUTS}")
+            tar.extractall(inputs, filter="data")
+    count = len(list(inputs.glob("KernelBench/level*/*.py")))
+    print(f"{count} problems of release {release} under {inputs}")
 
 
 def where_gpu_time_went(suite_dir: Path) -> dict:
@@ -117,6 +121,10 @@ def main() -> None:
     parser.add_argument("--extract", type=Path, help="A KernelBench bare git directory to extract levels 1-2 from.")
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "suite-kernelbench")))
     parser.add_argument("--inputs", type=Path, default=INPUTS)
+    parser.add_argument("--release", default="HEAD",
+                        help="With --extract: the KernelBench commit to extract (HEAD: today's sizes; "
+                             "b08d959^: the first release's smaller sizes, which most published results used).")
+    parser.add_argument("--levels", default="1,2", help="KernelBench levels (comma-separated).")
     parser.add_argument("--tasks", default="1-20", help="KernelBench task ids per level.")
     parser.add_argument("--max-iters", type=int, default=1, help="Recipes judged per problem.")
     parser.add_argument("--time-budget", default=None,
@@ -146,7 +154,7 @@ def main() -> None:
     if args.retry and not args.resume:
         parser.error("--retry goes with --resume")
     if args.extract:
-        extract(args.extract)
+        extract(args.extract, args.inputs, args.release)
         return
     if args.tabulate:
         (args.out / "baselines.json").write_text(json.dumps(baseline_table(args.out / "suite"), indent=1))
@@ -172,8 +180,8 @@ def main() -> None:
         command += (["--retry", args.retry] if args.retry else []) + (
             ["--time-budget", args.time_budget] if args.time_budget else [])
     else:
-        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), "--level", "1",
-                   "--level", "2", "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
+        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs),
+                   *[flag for level in args.levels.split(",") for flag in ("--level", level.strip())], "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
                    str(args.max_iters), "--time-budget", args.time_budget or "9m", "--runs-dir",
                    str(args.out / "suite"), "--no-memory", "--json"] + ([] if args.profile else ["--no-profile"])
     start = time.monotonic()
