@@ -180,8 +180,9 @@ def main() -> None:
         command += (["--retry", args.retry] if args.retry else []) + (
             ["--time-budget", args.time_budget] if args.time_budget else [])
     else:
-        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs),
-                   *[flag for level in args.levels.split(",") for flag in ("--level", level.strip())], "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
+        levels = [flag for level in args.levels.split(",") for flag in ("--level", level.strip())]
+        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), *levels,
+                   "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
                    str(args.max_iters), "--time-budget", args.time_budget or "9m", "--runs-dir",
                    str(args.out / "suite"), "--no-memory", "--json"] + ([] if args.profile else ["--no-profile"])
     start = time.monotonic()
