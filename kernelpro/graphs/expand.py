@@ -18,6 +18,7 @@ from kernelpro.agents.coder import CoderInput, write_candidate
 from kernelpro.agents.planner import PlannerInput, make_plan
 from kernelpro.agents.protocol import MalformedReply
 from kernelpro.graphs.context import OptimizeContext
+from kernelpro.graphs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.views import (
@@ -33,6 +34,8 @@ from kernelpro.search.priors import rank_priors
 from kernelpro.search.recipes import Recipe, recipe_expansions
 from kernelpro.search.tree import Idea, VariantTree
 
+ANSWERED_FIRST = 1.0
+"""Added to the prior of a recipe answered from an earlier verdict: above every recipe's own (at most 0.9)."""
 NO_MODEL_TO_EDIT = ("no language model is configured, so nobody can write an idea of yours; configure one "
                     "(KERNELPRO_LLM__MODEL or --model) to edit plans, or edit a candidate's code instead")
 
@@ -52,7 +55,15 @@ def plan(state: OptimizeState, runtime: Ctx) -> Command[Literal["review_plan"]]:
 
 def _recipe_ideas(ctx: OptimizeContext, tree: VariantTree, parent_id: str) -> list[Idea]:
     found = recipe_expansions(tree, parent_id, ctx.device, ctx.settings.harness.tolerances)
-    return rank_priors([_recipe_idea(r) for r in found], base=[r.prior for r in found])
+    try:
+        earlier = JudgedBefore.of_run(ctx.files.root)
+    except JudgedBeforeError:  # the judge node says why; here the recipes keep their own order
+        earlier = JudgedBefore()
+    # A recipe whose very code was judged before the run (a suite's compile baseline) is answered at no cost and
+    # tells whether the reference is host-bound, which reorders the rest: it goes first, whatever its prior.
+    base = [r.prior + (ANSWERED_FIRST if earlier.find(r.source) is not None else 0.0) for r in found]
+    order = sorted(range(len(found)), key=lambda i: -base[i])
+    return rank_priors([_recipe_idea(found[i]) for i in order], base=[base[i] for i in order])
 
 
 def _recipe_idea(recipe: Recipe, techniques: list[str] | None = None,

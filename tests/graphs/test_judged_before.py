@@ -64,3 +64,28 @@ def test_a_verdict_about_a_moment_rather_than_the_code_is_not_reused(tmp_path):
     found = JudgedBefore.read(path)
     assert found.find(HONEST) is None
     assert found.find(HONEST.replace("0.0", "0.5")) == (rejected, "b")
+
+
+def test_without_a_model_a_recipe_answered_before_the_run_goes_first_and_costs_nothing(settings, tmp_path):
+    """A suite's compile baseline is one of the recipes: the recipe policy takes it first, whatever its prior, so
+    a run's best is never below a baseline it had in hand, and --max-iters is left to the recipes it judges."""
+    from kernelpro.search.recipes import recipes_for
+    from kernelpro.suite.baselines import baseline_source
+
+    compiled = baseline_source(problem("repeated_relu"), "compile_default")
+    recipes = recipes_for(problem("repeated_relu"), "cpu")
+    assert recipes[0].name != "compile_default"  # its own prior puts it behind others on the CPU
+    earlier = EvalResult(status="ok", correct=True, speedup=0.5, speedup_ci95=[0.48, 0.52], speed_verdict="slower",
+                         message="0.50x [0.48-0.52] slower")
+    path = tmp_path / "baselines.jsonl"
+    write_verdicts(path, [("the suite's compile_default baseline", compiled, earlier)])
+    context = make_context(settings, tmp_path, None, max_iters=1)
+    JudgedBefore.adopt(path, context.files.root)
+    graph, config = run(context)
+    state = graph.get_state(config).values
+    first, second = sorted((v for v in VariantTree.from_state(state["variants"]) if v.kind != "reference"),
+                           key=lambda v: v.iteration)
+    assert first.origin == "recipe:compile_default" and first.result["speedup"] == 0.5
+    assert second.origin == f"recipe:{recipes[0].name}" and second.result["status"] == "ok"
+    assert context.evaluate.stats.judged == 1  # the answered one never reached the judge
+    assert (state["iteration"], state["answered_before"]) == (2, 1)
