@@ -94,12 +94,15 @@ def _energy_facts(best: Any, tree: Any) -> dict[str, Any]:
 
 def _scoring_facts(tree: Any, best: Any) -> dict[str, Any]:
     """What a suite scores a run by: how many candidates were correct, the fastest correct one's deciding
-    speedup (the re-judged one for finalists), the reference's time in the deciding verdict, degeneracy."""
+    speedup (the re-judged one for finalists), the reference's time in the deciding verdict, whether most of the
+    verdicts that timed the reference found it host-bound, degeneracy."""
     correct = tree.correct()
     fastest = max(correct, key=lambda v: v.deciding_speedup or 0.0) if correct else None
     deciding = (best or fastest).deciding_result if (best or fastest) is not None else None
     degenerate = tree.problem_finding()
+    flags = [bool(v.result["host_bound"]) for v in tree if v.result and v.result.get("host_bound") is not None]
     return {"correct_candidates": len(correct),
+            "reference_host_bound": sum(flags) * 2 > len(flags) if flags else None,
             "fastest_correct_speedup": fastest.deciding_speedup if fastest is not None else None,
             "fastest_correct_ci95": fastest.speedup_ci95 if fastest is not None else None,
             "reference_ms": deciding.reference_ms if deciding is not None else None,

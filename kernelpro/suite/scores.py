@@ -9,8 +9,9 @@ never what a user is handed). The fastest correct candidate's own speedup is kep
 problem that failed counts as incorrect. Against a compile baseline, the speedup is that one divided by the fastest
 correct compile baseline's speedup over eager (eager itself when no compile baseline ran correctly). Problems
 the judge found degenerate (outputs that do not depend on the inputs) are scored apart, and unfinished ones not
-at all. Problems whose eager time is bound by the host (``baselines.reference_host_bound``) are counted apart
-too: there a whole-forward CUDA graph is the lever, and the share of them improved says whether it was pulled.
+at all. Problems whose eager time is bound by the host (``baselines.reference_host_bound``, else the run's own
+verdicts where no baseline timed eager) are counted apart too: there a whole-forward CUDA graph is the lever, and
+the share of them improved says whether it was pulled.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class ProblemScore:
     compile_baseline: str | None
     degenerate: str | None
     host_bound: bool | None
-    """Whether eager's cost is its launches, as the baselines' verdicts measured it (None: not measured)."""
+    """Whether eager's cost is its launches, as the baselines' verdicts measured it, else the run's own (None:
+    not measured)."""
     gpu_s: float
     usd: float
 
@@ -72,8 +74,15 @@ def score_problem(row: ProblemRow) -> ProblemScore:
                         fastest_candidate=result.get("fastest_correct_speedup") if correct else None,
                         compile_baseline=compiled[0] if compiled else None,
                         degenerate=result.get("degenerate") if row.state == "done" else None,
-                        host_bound=reference_host_bound(row.baselines),
+                        host_bound=_host_bound(row.baselines, result),
                         gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0)
+
+
+def _host_bound(baselines: dict[str, Any] | None, result: dict[str, Any]) -> bool | None:
+    """The baselines' word on eager's cost; where none of them timed it (every compile baseline incorrect, say),
+    the run's own verdicts', each of which timed the reference beside its candidate."""
+    found = reference_host_bound(baselines)
+    return found if found is not None else result.get("reference_host_bound")
 
 
 def fast_p(speedups: list[float | None], total: int) -> dict[str, float]:

@@ -1,8 +1,8 @@
-"""Why a run that found no improvement found none, in the words the user reads."""
+"""Why a run that found no improvement found none, in the words the user reads; what a suite scores it by."""
 
 from __future__ import annotations
 
-from kernelpro.graphs.run_outputs import _no_improvement_reason
+from kernelpro.graphs.run_outputs import _no_improvement_reason, _scoring_facts
 from kernelpro.harness.result import EvalResult, Timing
 from kernelpro.search.tree import VariantTree
 from tests.conftest import problem
@@ -36,3 +36,13 @@ def test_a_run_partly_timed_on_a_busy_machine_says_how_many():
 def test_a_quiet_run_without_a_faster_candidate_says_only_that():
     reason = _no_improvement_reason(_tree(_verdict(0.6, False)))
     assert reason.startswith("1 correct candidate(s), none measurably faster") and "competed" not in reason
+
+
+def test_whether_the_reference_is_host_bound_is_what_most_of_the_run_s_timed_verdicts_say():
+    def timed(host_bound: bool | None) -> EvalResult:
+        return _verdict(1.2, False).model_copy(update={"host_bound": host_bound})
+
+    untimed = EvalResult(status="incorrect", reason="value_mismatch")
+    assert _scoring_facts(_tree(timed(True), timed(None), untimed), None)["reference_host_bound"] is True
+    assert _scoring_facts(_tree(timed(True), timed(False)), None)["reference_host_bound"] is False  # a tie is not
+    assert _scoring_facts(_tree(untimed), None)["reference_host_bound"] is None

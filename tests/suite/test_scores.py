@@ -73,9 +73,16 @@ def test_problems_whose_eager_time_is_host_bound_are_counted_apart(tmp_path):
         "level2/2_B": {"level": 2, "result": run_summary(False, 1.01), "baselines": baselines(True, None)},
         "level1/1_C": {"level": 1, "result": run_summary(True, 1.2), "baselines": baselines(False, True)},
         "level1/2_D": {"level": 1, "result": run_summary(True, 1.3), "baselines": {}},
+        # every compile baseline incorrect (no timing): the run's own verdicts timed eager beside its candidates
+        "level2/3_E": {"level": 2, "result": {**run_summary(True, 2.9), "reference_host_bound": True},
+                       "baselines": {"compile_default": {**COMPILED["compile_default"], "status": "incorrect",
+                                                         "correct": False, "speedup": None, "host_bound": None}}},
+        "level2/4_F": {"level": 2, "result": {**run_summary(True, 1.1), "reference_host_bound": True},
+                       "baselines": baselines(False)},  # the baselines' word comes first
     })
     scores, problems = suite_scores(ledger.problems())
-    assert [p.host_bound for p in problems] == [True, True, False, None]  # most verdicts that say; a tie is not
-    assert (scores.host_bound, scores.host_bound_improved) == (2, 1)
-    assert scores.to_dict()["host_bound_improved"] == 1 and scores.per_level["2"]["host_bound"] == 2
-    assert ("improved where eager is host-bound", "1/2", "") in score_rows(scores)
+    # most verdicts that say; a tie is not
+    assert [p.host_bound for p in problems] == [True, True, False, None, True, False]
+    assert (scores.host_bound, scores.host_bound_improved) == (3, 2)
+    assert scores.to_dict()["host_bound_improved"] == 2 and scores.per_level["2"]["host_bound"] == 3
+    assert ("improved where eager is host-bound", "2/3", "") in score_rows(scores)
