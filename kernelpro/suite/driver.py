@@ -71,6 +71,14 @@ class Progress:
     last: str = ""  # the latest event, one line
 
 
+def best_so_far(rows: list[ProblemRow]) -> tuple[str, float] | None:
+    """The finished problem with the highest improved speedup, as (key, speedup): a resumed suite shows its earlier
+    sessions' best, not only its own."""
+    found = [(row.key, float((row.result or {})["best_speedup"])) for row in rows
+             if row.state == "done" and (row.result or {}).get("improved") and (row.result or {}).get("best_speedup")]
+    return max(found, key=lambda item: item[1]) if found else None
+
+
 class Driver:
     def __init__(self, paths: SuitePaths, ledger: Ledger, settings: Settings, backend: Backend,
                  on_progress: Callable[[Progress], None] | None = None,
@@ -165,7 +173,7 @@ class Driver:
         rows = self.ledger.problems()
         progress = Progress(total=len(rows), done=sum(r.state == "done" for r in rows),
                             failed=sum(r.state == "failed" for r in rows), gpu_s=sum(r.gpu_s or 0 for r in rows),
-                            usd=sum(r.usd or 0 for r in rows))
+                            usd=sum(r.usd or 0 for r in rows), best=best_so_far(rows))
         queue = deque(r.key for r in rows if r.state in UNFINISHED)
         free = list(self.backend.lanes)
         busy: dict[str, Lane] = {}

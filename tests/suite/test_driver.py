@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kernelpro.config import Settings
 from kernelpro.suite.budget import Limits
-from kernelpro.suite.driver import Driver, Progress, summary
+from kernelpro.suite.driver import Driver, Progress, best_so_far, summary
 from kernelpro.suite.job import JobOutcome
 from kernelpro.suite.lanes import gpu_lanes
 from kernelpro.suite.layout import SuiteConfig, create_suite
@@ -80,3 +80,16 @@ def test_a_retried_problem_keeps_its_baselines_and_counts_their_gpu_time_once(tm
     row = ledger.problem("level1/1_crashed")
     assert (row.state, row.gpu_s, progress.gpu_s) == ("done", 40.0, 40.0)
     assert ledger.retry_failed() == ["level1/2_not_a_problem"]  # all that failed
+
+
+def test_a_resumed_suite_shows_the_best_of_its_earlier_sessions(tmp_path):
+    paths, ledger = ledger_with(tmp_path, {
+        "level1/1_slow": {"level": 1, "result": run_summary(False, 0.9)},
+        "level1/2_fast": {"level": 1, "result": run_summary(True, 2.5)},
+        "level1/3_faster_but_failed": {"level": 1, "state": "failed", "result": run_summary(True, 9.0),
+                                       "failure_kind": "crash", "failure": "exited with 1"},
+        "level1/4_pending": {"level": 1, "state": "pending"}})  # its file is missing: refused, no process
+    assert best_so_far(ledger.problems()) == ("level1/2_fast", 2.5)
+    seen: list[tuple[str, float] | None] = []
+    Driver(paths, ledger, Settings(), LocalBackend([]), on_progress=lambda p: seen.append(p.best)).run()
+    assert seen == [("level1/2_fast", 2.5)]  # the pending problem was refused: the earlier best still shows
