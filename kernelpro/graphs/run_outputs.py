@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kernelpro.harness.result import most_say_host_bound
+
 
 def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> dict[str, Any]:
     """The best candidate as a standalone file (and a load_inline version), the report, the final summary."""
@@ -100,9 +102,8 @@ def _scoring_facts(tree: Any, best: Any) -> dict[str, Any]:
     fastest = max(correct, key=lambda v: v.deciding_speedup or 0.0) if correct else None
     deciding = (best or fastest).deciding_result if (best or fastest) is not None else None
     degenerate = tree.problem_finding()
-    flags = [bool(v.result["host_bound"]) for v in tree if v.result and v.result.get("host_bound") is not None]
     return {"correct_candidates": len(correct),
-            "reference_host_bound": sum(flags) * 2 > len(flags) if flags else None,
+            "reference_host_bound": most_say_host_bound(v.result for v in tree if v.result),
             "fastest_correct_speedup": fastest.deciding_speedup if fastest is not None else None,
             "fastest_correct_ci95": fastest.speedup_ci95 if fastest is not None else None,
             "reference_ms": deciding.reference_ms if deciding is not None else None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -180,3 +181,10 @@ def headline(message: str, limit: int = 240) -> str:
     if first.endswith(":") and len(lines) > 1:
         first = f"{first} {next((line for line in lines[1:] if 'error' in line.lower()), lines[1])}"
     return first[:limit]
+
+
+def most_say_host_bound(verdicts: Iterable[Mapping[str, Any]]) -> bool | None:
+    """Whether most of the verdicts (as dumped: ``host_bound`` a key) that say found the reference host-bound; a
+    tie is not; None when none says (no verdict timed the reference)."""
+    flags = [bool(v["host_bound"]) for v in verdicts if v.get("host_bound") is not None]
+    return sum(flags) * 2 > len(flags) if flags else None

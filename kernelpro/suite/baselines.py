@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernelpro.harness.result import EvalResult, headline
+from kernelpro.harness.result import EvalResult, headline, most_say_host_bound
 from kernelpro.problem import Problem
 from kernelpro.search.module_copy import copy_class
 from kernelpro.search.recipe_code import render_candidate
@@ -70,8 +70,7 @@ def record_baselines(dataset: Path, problem: Problem, results: dict[str, EvalRes
 def reference_host_bound(baselines: dict[str, dict[str, Any]] | None) -> bool | None:
     """Whether the baselines' verdicts found eager's cost to be its launches (the host's time to issue a call
     above the GPU's time to run it): True when most verdicts that say so agree, None when none says."""
-    calls = [b["host_bound"] for b in (baselines or {}).values() if b.get("host_bound") is not None]
-    return sum(calls) * 2 > len(calls) if calls else None
+    return most_say_host_bound((baselines or {}).values())
 
 
 def fastest_compile(baselines: dict[str, dict[str, Any]] | None) -> tuple[str, float] | None:

@@ -26,6 +26,7 @@ from kernelpro.suite.lanes import Lane
 from kernelpro.suite.layout import SuiteConfig, SuitePaths
 from kernelpro.suite.ledger import UNFINISHED, Ledger, ProblemRow
 from kernelpro.suite.recorded_env import settings_environment
+from kernelpro.suite.scores import score_problem
 
 
 def _unusable(row: ProblemRow) -> str | None:
@@ -74,9 +75,8 @@ class Progress:
 def best_so_far(rows: list[ProblemRow]) -> tuple[str, float] | None:
     """The finished problem with the highest improved speedup, as (key, speedup): a resumed suite shows its earlier
     sessions' best, not only its own."""
-    found = [(row.key, float((row.result or {})["best_speedup"])) for row in rows
-             if row.state == "done" and (row.result or {}).get("improved") and (row.result or {}).get("best_speedup")]
-    return max(found, key=lambda item: item[1]) if found else None
+    improved = [p for p in map(score_problem, rows) if p.state == "done" and p.improved and p.speedup]
+    return max(((p.key, p.speedup) for p in improved), key=lambda item: item[1]) if improved else None
 
 
 class Driver:
