@@ -2,8 +2,8 @@
 
     python benchmarks/suite_kernelbench.py --extract /work/.mirror/ScalingIntelligence+KernelBench/repo
         [--release COMMIT --inputs DIR]
-    python benchmarks/suite_kernelbench.py --out OUT [--inputs DIR] [--levels 1,2] [--tasks 1-20] [--max-iters 1]
-        [--time-budget 9m]
+    python benchmarks/suite_kernelbench.py --out OUT [--inputs DIR | --problems LIST] [--levels 1,2] [--tasks 1-20]
+        [--max-iters 1] [--time-budget 9m]
         [--baselines eager,compile_default,compile_max_autotune_no_cudagraphs] [--timing-budget-s 3] [--profile]
         [--lanes-per-gpu 1]
     python benchmarks/suite_kernelbench.py --out OUT --resume [--retry crash,lost] [--time-budget 15m]
@@ -12,9 +12,11 @@
 The first form (on a machine with the KernelBench mirror, a bare git directory) extracts levels 1 and 2 into
 ``benchmarks/inputs/kernelbench/KernelBench/`` (gitignored: the project never ships KernelBench's problems);
 ``--release b08d959^ --inputs benchmarks/inputs/kernelbench_first`` takes the first release instead, whose smaller
-sizes (the ones most published results and CUDA-L1's kernels used) make many level-2 problems host-bound.
+sizes (the ones most published results and CUDA-L1's kernels used) make eager host-bound on 63 of its 100 level-2
+and 50 of its 100 level-1 problems on an H200 (``host_bound_screen.py``).
 The second runs one suite over those levels' ``--tasks`` (KernelBench's own task ids: 1-20 gives 20 level-1 and
-20 level-2 problems), one problem per visible GPU at once, with no language model and no search memory, and
+20 level-2 problems), or over the problems a list file names (``--problems``: ``host_bound_screen.py``'s
+``host_bound.txt``, say), one problem per visible GPU at once, with no language model and no search memory, and
 writes under OUT: ``suite_kernelbench.json`` (the command, the suite's JSON object: fast_p against eager and
 against the fastest compile baseline, geomean, per level, GPU and wall time; and ``gpu_phases``, the verdicts'
 seconds by the judge's phases), ``baselines.json`` (each problem's baselines with their intervals, host-bound
@@ -125,7 +127,10 @@ def main() -> None:
                         help="With --extract: the KernelBench commit to extract (HEAD: today's sizes; "
                              "b08d959^: the first release's smaller sizes, which most published results used).")
     parser.add_argument("--levels", default="1,2", help="KernelBench levels (comma-separated).")
-    parser.add_argument("--tasks", default="1-20", help="KernelBench task ids per level.")
+    parser.add_argument("--tasks", default=None, help="KernelBench task ids per level (1-20 without --problems).")
+    parser.add_argument("--problems", type=Path, default=None,
+                        help="A file listing problem paths (host_bound_screen.py's host_bound.txt): the suite's "
+                             "source instead of --inputs' levels, filtered by --levels and --tasks only if given.")
     parser.add_argument("--max-iters", type=int, default=1, help="Recipes judged per problem.")
     parser.add_argument("--time-budget", default=None,
                         help="The suite's wall time (9m when it starts); no problem starts after it. Given with "
@@ -159,7 +164,7 @@ def main() -> None:
     if args.tabulate:
         (args.out / "baselines.json").write_text(json.dumps(baseline_table(args.out / "suite"), indent=1))
         return
-    if not list(args.inputs.glob("KernelBench/level*/*.py")):
+    if args.problems is None and not list(args.inputs.glob("KernelBench/level*/*.py")):
         sys.exit(f"no KernelBench problems under {args.inputs}; run with --extract MIRROR first, and carry it")
     args.out.mkdir(parents=True, exist_ok=True)
     settings = {"KERNELPRO_SUITE__BASELINES": json.dumps(args.baselines.split(",")),
@@ -180,9 +185,13 @@ def main() -> None:
         command += (["--retry", args.retry] if args.retry else []) + (
             ["--time-budget", args.time_budget] if args.time_budget else [])
     else:
+        if args.problems is None:
+            source, tasks = args.inputs, args.tasks or "1-20"
+        else:
+            source, tasks = args.problems, args.tasks
         levels = [flag for level in args.levels.split(",") for flag in ("--level", level.strip())]
-        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(args.inputs), *levels,
-                   "--tasks", args.tasks, "--device", "cuda", "--policy", "recipes", "--max-iters",
+        command = [sys.executable, "-m", "kernelpro.cli", "suite", "run", str(source), *levels,
+                   *(["--tasks", tasks] if tasks else []), "--device", "cuda", "--policy", "recipes", "--max-iters",
                    str(args.max_iters), "--time-budget", args.time_budget or "9m", "--runs-dir",
                    str(args.out / "suite"), "--no-memory", "--json"] + ([] if args.profile else ["--no-profile"])
     start = time.monotonic()
