@@ -41,7 +41,7 @@ from kernelpro.harness.loader import (
     load_reference,
     verdict,
 )
-from kernelpro.harness.model_calls import ModelCalls, all_finite, no_grad
+from kernelpro.harness.model_calls import ModelCalls, all_finite, no_grad, seed_call
 from kernelpro.harness.result import EvalResult, GuardFinding
 from kernelpro.harness.run_checks import RunChecks
 from kernelpro.harness.timed_checks import TimedCallChecks
@@ -151,17 +151,21 @@ class Evaluation(Guards, ModelCalls):
                 a is b for a, b in zip(cand_args, kept, strict=False) if isinstance(a, torch.Tensor))
             where = (", in the tensors of the previous call" if refilled
                      else ", at addresses no earlier call saw" if index else "")
+            seed_call(seed)  # each call starts from the same random state (see model_calls.seed_call)
             cand_out = self.candidate_outputs(cand_args)
             ref_args = clone_inputs(inputs)
+            seed_call(seed)
             ref_out = self.reference_outputs(ref_args)
             if not all_finite(ref_out):
                 continue  # this input set is outside the reference's domain (e.g. scaled past overflow)
             self.check_inputs(cand_args, inputs, ref_args, ref_out, cand_out)
+            seed_call(seed)  # the float64 oracle draws as the reference did
             oracle_out = self.measure_reference_noise(inputs, ref_out) if checked == 0 else None
             outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances, self.noise)
             if isinstance(outcome, Mismatch):
                 self.fail(outcome, cand_out, ref_out, prefix=f"input set {index + 1} (seed {seed}"
-                                                    f"{f', inputs x{scale:g}' if scale else ''}{where}): ")
+                                                    f"{f', inputs x{scale:g}' if scale else ''}{where}): ",
+                          note=self.random_draws_note(inputs, seed))
             if oracle_out is not None:
                 self.check_precision(cand_out, ref_out, oracle_out)
             self.fingerprints.append((fingerprint(cand_out), fingerprint(ref_out)))
@@ -193,7 +197,9 @@ class Evaluation(Guards, ModelCalls):
         # call saw: a memo keyed on contents, pointers or ids either misses or returns a wrong output.
         load = cpu_load.LoadMeter() if self.device.type == "cpu" else None
         run = self.guarded(lambda: no_grad(run_timing)(models, lambda i: self.make_inputs((base + i) % (1 << 62)),
-                                                        clock, self.settings, checks), "candidate")
+                                                        clock, self.settings, checks,
+                                                        lambda name, i: seed_call((base + i) % (1 << 62))),
+                           "candidate")
         timings = run.timings
         result.reference, result.candidate = timings["reference"], timings["candidate"]
         host_side = self.device.type == "cpu" or run.host_checked

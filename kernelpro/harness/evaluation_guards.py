@@ -10,9 +10,9 @@ import torch
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness import integrity, precision, tripwires
 from kernelpro.harness.call_trace import trace_call
-from kernelpro.harness.compare import Mismatch, fingerprint, flatten
+from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs, fingerprint, flatten
 from kernelpro.harness.loader import Verdict, verdict
-from kernelpro.harness.model_calls import no_grad
+from kernelpro.harness.model_calls import no_grad, seed_call
 from kernelpro.harness.result import GuardFinding, rejected
 from kernelpro.harness.timing import clone_inputs
 
@@ -80,16 +80,32 @@ class Guards:
         if found:
             self.reject(*found)
 
-    def fail(self, mismatch: Mismatch, cand_out: Any, ref_out: Any, prefix: str) -> None:
-        """End with the mismatch, naming replay when the wrong output is one given for earlier inputs."""
+    def fail(self, mismatch: Mismatch, cand_out: Any, ref_out: Any, prefix: str, note: str = "") -> None:
+        """End with the mismatch, naming replay when the wrong output is one given for earlier inputs; ``note``
+        follows the mismatch's message (``random_draws_note``)."""
         printed, expected = fingerprint(cand_out), fingerprint(ref_out)
         if any(printed == old_cand and expected != old_ref for old_cand, old_ref in self.fingerprints):
             self.reject(dyn.finding("cached_output", prefix + "the output is the one returned for an earlier, "
                                     "different input set"))
         if mismatch.status == "rejected":
             self.reject(dyn.finding(mismatch.reason, prefix + mismatch.message))
-        raise verdict("incorrect", mismatch.reason, prefix + mismatch.message, guards=self.findings,
+        raise verdict("incorrect", mismatch.reason, prefix + mismatch.message + note, guards=self.findings,
                       max_abs_error=mismatch.max_abs_error, max_rel_error=mismatch.max_rel_error)
+
+    def random_draws_note(self, inputs: list[Any], seed: int) -> str:
+        """After a mismatch: why, when the reference's own output on ``inputs`` changes with the random
+        generators' state (two calls under different call seeds disagree); nothing otherwise."""
+        first, second = self._seeded_reference(inputs, seed), self._seeded_reference(inputs, seed + 1)
+        if isinstance(compare_outputs(first, second, self.settings.tolerances), Agreement):
+            return ""
+        return ("; the reference draws random numbers (its output on these inputs changed with the generators' "
+                "state: dropout in training mode, say). Both models are seeded alike before every call, so a "
+                "correct candidate draws the same numbers in the same order as the reference; torch.compile, "
+                "CUDA graphs and custom kernels usually draw their own")
+
+    def _seeded_reference(self, inputs: list[Any], seed: int) -> Any:
+        seed_call(seed)
+        return self.reference_outputs(clone_inputs(inputs))
 
     def reject(self, *found: GuardFinding) -> None:
         self.findings.extend(found)

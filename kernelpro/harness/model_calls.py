@@ -1,5 +1,5 @@
-"""Running the two models inside an ``Evaluation``: phases, seeded inputs, poisoned memory, and every failure
-classified. A mixin of ``evaluate.Evaluation``, whose state it reads."""
+"""Running the two models inside an ``Evaluation``: phases, seeded inputs, seeded calls, poisoned memory, and every
+failure classified. A mixin of ``evaluate.Evaluation``, whose state it reads."""
 
 from __future__ import annotations
 
@@ -15,6 +15,17 @@ from kernelpro.harness.clocks import _device_synchronize
 from kernelpro.harness.compare import POISON_BYTE, flatten
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import Verdict, short_traceback, verdict
+
+# Mixed into a call's seed so its random draws do not repeat the ones that made its inputs.
+CALL_SEED_SALT = 0x2545F4914F6CDD1D
+
+
+def seed_call(seed: int) -> None:
+    """Put the random generators in the state that belongs to ``seed`` before a model's call. Both models get
+    the same state for the same inputs, so a reference that draws random numbers (dropout in training mode)
+    is matched by a candidate that draws them alike, as a copy of the reference does."""
+    real_manual_seed((seed ^ CALL_SEED_SALT) % (1 << 62))
+    random.seed(seed ^ CALL_SEED_SALT)
 
 
 class ModelCalls:

@@ -152,6 +152,7 @@ def run_timing(
     clock: CpuClock | CudaClock,
     settings: HarnessSettings,
     after_call: Callable[[str, int, Any], None] = lambda name, input_index, out: None,
+    before_call: Callable[[str, int], None] = lambda name, input_index: None,
 ) -> TimedRun:
     """Warm up, then time the models in alternating rounds, each round on an input set of its own, until the
     interval is narrow enough (``settings.speedup_ci_width``), the most rounds have run or the time is up, with
@@ -162,6 +163,8 @@ def run_timing(
     sees the values of another round, a memo keyed on contents never hits and one keyed on pointers or ids
     always hits, wrongly. ``after_call(name, input_index, output)`` runs after every call, outside the timed region: the
     caller checks each output there, so a replayed or unfinished result cannot hide in any timed call.
+    ``before_call(name, input_index)`` runs before every call, outside the timed region too (the judge seeds the
+    random generators there, alike for both models of a round).
     """
     names = list(models)
     draw = inputs if callable(inputs) else (lambda i, pool=inputs: pool[i % len(pool)])
@@ -176,6 +179,7 @@ def run_timing(
         changed how later trials ran on an H200: a 61 us matmul read 1.5 % slow every second or fourth time it
         was judged); its output is checked once the round is over."""
         copy = refill_inputs(kept.pop(name, None), args)  # prepared outside the timed region
+        before_call(name, index)
         clock.prepare()
         *measured, out = measure(models[name], copy)
         if not shares_storage(out, copy):

@@ -24,6 +24,7 @@ def dynamic(name: str, settings, problem_name: str = "scale_relu"):
     ("honest_matmul_relu", "matmul_relu"), ("honest_softmax", "softmax_wide"),
     ("honest_split_stats", "split_stats"), ("honest_flatten_view", "flatten_view"),
     ("honest_inplace_relu", "inplace_relu"),
+    ("honest_dropout_alike", "dropout_softmax"),  # CUDA's dropout draws alike under the same seed
 ])
 def test_honest_candidates_pass_on_cuda(name, problem_name, settings):
     result = judge(problem(problem_name), candidate(name), device="cuda", settings=settings)
@@ -31,6 +32,13 @@ def test_honest_candidates_pass_on_cuda(name, problem_name, settings):
     assert result.candidate.method.startswith("cuda events")
     assert result.candidate.median_ms > 0 and result.reference.median_ms > 0
     assert result.candidate.host_median_ms >= result.candidate.median_ms * 0.5
+
+
+def test_a_candidate_drawing_its_own_random_numbers_is_incorrect_on_cuda_and_told_why(settings):
+    result = judge(problem("dropout_softmax"), candidate("fault_dropout_own_draws"), device="cuda",
+                   settings=settings)
+    assert (result.status, result.reason) == ("incorrect", "value_mismatch")
+    assert "the reference draws random numbers" in result.message
 
 
 def test_side_stream_work_is_rejected(settings):

@@ -20,6 +20,7 @@ HONEST = [
     ("honest_dynamo_import", "scale_relu"),  # torch._dynamo rewraps torch.manual_seed on import
     ("honest_unused_handler", "scale_relu"),  # a fallback handler that never runs while judged
     ("honest_gc_collect", "scale_relu"),  # gc.collect() reaches nothing of the judge's
+    ("honest_dropout_alike", "dropout_softmax"),  # draws the reference's random numbers in the reference's order
 ]
 
 

@@ -13,7 +13,8 @@ PROBLEM_OF = {
     "cheat_precision_bf16": "softmax_wide", "cheat_zeros_tiny": "softmax_wide", "honest_softmax": "softmax_wide",
     "honest_matmul_relu": "matmul_relu", "honest_split_stats": "split_stats", "honest_flatten_view": "flatten_view",
     "honest_inplace_relu": "inplace_relu", "honest_constant_gelu": "constant_gelu",
-    "suspect_constant_zeros": "constant_gelu",
+    "suspect_constant_zeros": "constant_gelu", "honest_dropout_alike": "dropout_softmax",
+    "fault_dropout_own_draws": "dropout_softmax",
 }
 
 # (status, reason) on the CPU; reason None means the candidate passed.
@@ -56,6 +57,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_zeros_tiny": ("incorrect", "relative_error"),
     "fault_bad_signature": ("compile_error", "bad_signature"),
     "fault_binary": ("compile_error", "not_python"),
+    "fault_dropout_own_draws": ("incorrect", "value_mismatch"),
     "fault_exception": ("runtime_error", "exception"),
     "fault_exit_at_import": ("compile_error", "exit_at_import"),
     "fault_import_error": ("compile_error", "import_error"),
@@ -68,6 +70,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "fault_segfault": ("runtime_error", "crashed"),
     "fault_syntax": ("compile_error", "not_python"),
     "fault_sys_exit_forward": ("runtime_error", "exit_called"),
+    "honest_dropout_alike": ("ok", None),
     "honest_dynamo_import": ("ok", None),
     "honest_env_probe": ("ok", None),
     "honest_extensions_dir_probe": ("ok", None),
