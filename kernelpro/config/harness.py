@@ -132,6 +132,12 @@ class HarnessSettings(BaseModel):
     """One judgment (checks, timing, energy) or Nsight Compute profile at a time on a device, across every
     kernelpro process on the machine (``harness/device_lock.py``), so processes sharing a GPU never time each
     other's kernels: ``auto`` locks GPUs, ``on`` the CPU too, ``off`` nothing."""
+    warm_up_shared: bool = False
+    """With a long-lived worker on a locked device: before each timed judgment, the candidate's first call runs
+    in a job of its own under the lock held shared (``device_lock``), so lanes overlap their compiles and
+    autotuning (which land in the worker's own caches) with each other's, never with a measurement; then the
+    judgment itself, exclusive, finds them compiled. A first call that fails is the verdict, with no exclusive
+    turn at all. Off: the whole judgment holds the lock exclusively."""
     device_lock_dir: Path | None = None
     """Where the lock files live; None: ``kernelpro-device-locks`` in the system's temporary directory, shared
     by every user of the machine."""

@@ -116,6 +116,8 @@ class Evaluation(Guards, ModelCalls):
         self.after_candidate_call()
         if any(type(m) is ref_module.Model or type(m).__name__ == "Model" for m in self.candidate.modules()):
             self.reject(dyn.finding("reference_reuse", "ModelNew holds an instance of the reference Model"))
+        if self.job.get("warm_up"):
+            return self.warm_up(len(self.job["seeds"]["correctness"]) + len(self.job["seeds"]["scaled"]))
 
         max_abs, max_rel, checked = self.check_correctness()
         if self.device.type == "cuda":

@@ -21,7 +21,7 @@ from typing import Any
 
 from kernelpro.config import HarnessSettings, Settings
 from kernelpro.harness.compile_ahead import compile_ahead
-from kernelpro.harness.device_lock import device_lock
+from kernelpro.harness.device_lock import device_lock, locks
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
@@ -77,16 +77,38 @@ class Lane:
         job = make_job(problem, source, self.device, self.settings, timing)
         if inline is not None:
             job["inline"] = inline
+        warm_s = 0.0
         try:
             if self.worker is not None and self.worker.proc is None:
                 self.worker.start()  # outside the device lock: a start measures nothing
-            with device_lock(self.device, self.settings.harness) as waited:
-                outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
+            if timing and self.warms_up_first():
+                warm = self.run({**job, "warm_up": True}, shared=True)
+                if warm.status != "ok":  # the first call failed: that is the verdict
+                    return self.verdict(warm, found)
+                warm_s = warm.elapsed_s or 0.0
+            result = self.run(job, shared=False)
         except WorkerStartError as exc:
             return EvalResult(status="runtime_error", reason="worker_error", message=str(exc), guards=found)
+        if warm_s:
+            result.details["warm_up_s"] = round(warm_s, 3)
+            result.elapsed_s = round((result.elapsed_s or 0.0) + warm_s, 3)
+        return self.verdict(result, found)
+
+    def warms_up_first(self) -> bool:
+        """``harness.warm_up_shared``, where it pays: a long-lived worker keeps the warm-up's compiles in its
+        caches for the judgment, and a locked device is where lanes wait for each other."""
+        harness = self.settings.harness
+        return harness.warm_up_shared and self.worker is not None and locks(self.device, harness)
+
+    def run(self, job: dict[str, Any], shared: bool) -> EvalResult:
+        """One job in the worker, under the device lock (``shared`` for a warm-up)."""
+        with device_lock(self.device, self.settings.harness, shared=shared) as waited:
+            outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
         self.lock_wait_s += waited
+        return classify(outcome, self.settings)
+
+    def verdict(self, result: EvalResult, found: list[GuardFinding]) -> EvalResult:
         self.judged += 1
-        result = classify(outcome, self.settings)
         result.guards = [*found, *[g for g in result.guards if g not in found]]
         return result
 
