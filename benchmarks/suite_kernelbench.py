@@ -5,7 +5,7 @@
     python benchmarks/suite_kernelbench.py --out OUT [--inputs DIR | --problems LIST] [--levels 1,2] [--tasks 1-20]
         [--max-iters 1] [--time-budget 9m]
         [--baselines eager,compile_default,compile_max_autotune_no_cudagraphs] [--timing-budget-s 3] [--profile]
-        [--lanes-per-gpu 1]
+        [--lanes-per-gpu 1] [--warm-up-shared]
     python benchmarks/suite_kernelbench.py --out OUT --resume [--retry crash,lost] [--time-budget 15m]
     python benchmarks/suite_kernelbench.py --out OUT --tabulate
 
@@ -148,6 +148,10 @@ def main() -> None:
                         help="TORCHINDUCTOR_COMPILE_THREADS for the judge's workers (their default: 1): max-autotune "
                              "compiles its choices on that many threads (benchmarks/compile_threads.py: on the H200, "
                              "16 threads took max-autotune's first call 54 s, as 1 did).")
+    parser.add_argument("--warm-up-shared", action="store_true",
+                        help="harness.warm_up_shared: each candidate's first call (its compiles, its autotuning) in "
+                             "a job of its own under the device lock held shared, so lanes overlap them "
+                             "(benchmarks/warm_up_shared.py).")
     parser.add_argument("--tabulate", action="store_true",
                         help="Only (re)write OUT/baselines.json from the suite already under OUT.")
     parser.add_argument("--resume", action="store_true",
@@ -171,6 +175,8 @@ def main() -> None:
                 "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
                 "KERNELPRO_HARNESS__TIMING_BUDGET_S": str(args.timing_budget_s),
                 "KERNELPRO_SUITE__LANES_PER_GPU": str(args.lanes_per_gpu)}
+    if args.warm_up_shared:
+        settings["KERNELPRO_HARNESS__WARM_UP_SHARED"] = "true"
     if args.resume:
         settings = {}  # the suite restores the settings it started with (its config's ``environment``)
     if args.compile_threads:  # not a kernelpro setting, so not one the suite restores: given on --resume too
