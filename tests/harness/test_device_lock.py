@@ -114,7 +114,7 @@ def test_shared_holders_overlap_each_other_never_a_measurement_and_a_waiting_mea
         # A measurement waiting behind a warm-up holds the turnstile: a warm-up asking after it waits for it too.
         warming = hold(tmp_path, "cuda:0", 2.0, shared=True)
         measuring = hold(tmp_path, "cuda:0", 2.0, wait=False)
-        time.sleep(0.5)  # it is waiting now
+        time.sleep(1.0)  # it is waiting now
         start = time.monotonic()
         with device_lock("cuda:0", harness, shared=True):
             # the measurement had its turn first (were this warm-up let in ahead of it, it would still be waiting)
