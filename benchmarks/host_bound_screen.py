@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import re
 import signal
 import sys
 import tempfile
@@ -34,23 +33,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kernelpro.config import Settings  # noqa: E402
-from kernelpro.suite.sources import parse_tasks  # noqa: E402
-
-TASK = re.compile(r"^(\d+)_")
+from kernelpro.suite.sources import SourceError, resolve_sources  # noqa: E402
 
 
 class Overran(Exception):
     pass
-
-
-def problems(inputs: Path, levels: list[int], tasks: set[int] | None) -> list[tuple[int, int, Path]]:
-    """(level, task, path) of every problem file under ``inputs`` in the chosen levels and tasks, in task order."""
-    found = []
-    for level in levels:
-        for path in (inputs / "KernelBench" / f"level{level}").glob("*.py"):
-            if (match := TASK.match(path.name)) and (tasks is None or int(match.group(1)) in tasks):
-                found.append((level, int(match.group(1)), path))
-    return sorted(found)
 
 
 def screen_one(path: Path, settings: Settings, device: Any, clock: Any, workdir: Path) -> dict[str, Any]:
@@ -104,10 +91,10 @@ def main() -> None:
     settings.harness.timing_budget_s = args.timing_budget_s
     device = torch.device("cuda")
     clock = make_clock(device, settings.harness)
-    found = problems(args.inputs, [int(v) for v in args.levels.split(",")],
-                     parse_tasks(args.tasks))
-    if not found:
-        sys.exit(f"no problems under {args.inputs}/KernelBench/level{{{args.levels}}}/ for tasks {args.tasks}")
+    try:  # the suite's own reading of a KernelBench checkout: levels, task ids, task order
+        found = resolve_sources([args.inputs], [int(v) for v in args.levels.split(",")], args.tasks)
+    except SourceError as error:
+        sys.exit(str(error))
 
     def overran(*_: Any) -> None:
         raise Overran(f"took longer than {args.per_problem_timeout_s} s")
@@ -115,9 +102,9 @@ def main() -> None:
     signal.signal(signal.SIGALRM, overran)
     rows, started = [], time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="host-bound-screen-"))
-    for level, task, path in found:
-        row: dict[str, Any] = {"level": level, "task": task, "problem": f"level{level}/{path.stem}",
-                               "path": str(path.resolve())}
+    for ref in found:
+        path = Path(ref.path)
+        row: dict[str, Any] = {"level": ref.level, "task": ref.task, "problem": ref.key, "path": ref.path}
         signal.alarm(args.per_problem_timeout_s)
         try:
             row |= screen_one(path, settings, device, clock, workdir)
