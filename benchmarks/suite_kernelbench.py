@@ -5,7 +5,7 @@
     python benchmarks/suite_kernelbench.py --out OUT [--inputs DIR | --problems LIST] [--levels 1,2] [--tasks 1-20]
         [--max-iters 1] [--time-budget 9m]
         [--baselines eager,compile_default,compile_max_autotune_no_cudagraphs] [--timing-budget-s 3] [--profile]
-        [--lanes-per-gpu 1] [--warm-up-shared]
+        [--lanes-per-gpu 1] [--share-until-timing]
     python benchmarks/suite_kernelbench.py --out OUT --resume [--retry crash,lost] [--time-budget 15m]
     python benchmarks/suite_kernelbench.py --out OUT --tabulate
 
@@ -64,18 +64,25 @@ def extract(mirror: Path, inputs: Path = INPUTS, release: str = "HEAD") -> None:
 def where_gpu_time_went(suite_dir: Path) -> dict:
     """Every verdict the suite's jobs took (baselines, candidates, finalists' re-judgments): how many, their
     seconds in the worker, which held the device, and those seconds by the judge's phases (``phase_s``), so a
-    slow suite says whether loading, compiling on the first call (``correctness``) or timing cost it."""
+    slow suite says whether loading, compiling on the first call (``correctness``) or timing cost it; with
+    ``--share-until-timing``, their seconds holding the device shared, waiting for it alone and alone
+    (``device_turn_s``)."""
     verdicts: list[dict] = []
     for path in suite_dir.glob("suite-*/runs/*/candidates/*.json"):
         verdicts.append(json.loads(path.read_text()))
     for path in suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl"):
         verdicts += [json.loads(line)["result"] for line in path.read_text().splitlines() if line.strip()]
     phases: dict[str, float] = {}
+    turns: dict[str, float] = {}  # harness.share_until_timing: the jobs' seconds sharing the device and alone
     for verdict in verdicts:
-        for phase, seconds in ((verdict.get("details") or {}).get("phase_s") or {}).items():
+        details = verdict.get("details") or {}
+        for phase, seconds in (details.get("phase_s") or {}).items():
             phases[phase] = phases.get(phase, 0.0) + seconds
+        for part, seconds in (details.get("device_turn") or {}).items():
+            turns[part] = turns.get(part, 0.0) + seconds
     return {"verdicts": len(verdicts), "elapsed_s": round(sum(v.get("elapsed_s") or 0.0 for v in verdicts), 1),
-            "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])}}
+            "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])},
+            **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {})}
 
 
 def baseline_table(suite_dir: Path) -> dict:
@@ -148,10 +155,10 @@ def main() -> None:
                         help="TORCHINDUCTOR_COMPILE_THREADS for the judge's workers (their default: 1): max-autotune "
                              "compiles its choices on that many threads (benchmarks/compile_threads.py: on the H200, "
                              "16 threads took max-autotune's first call 54 s, as 1 did).")
-    parser.add_argument("--warm-up-shared", action="store_true",
-                        help="harness.warm_up_shared: each candidate's first call (its compiles, its autotuning) in "
-                             "a job of its own under the device lock held shared, so lanes overlap them "
-                             "(benchmarks/warm_up_shared.py).")
+    parser.add_argument("--share-until-timing", action="store_true",
+                        help="harness.share_until_timing: each job holds the device lock shared while it loads, "
+                             "compiles and checks, and alone only to time, so lanes overlap all but their "
+                             "measurements (benchmarks/shared_until_timing.py).")
     parser.add_argument("--tabulate", action="store_true",
                         help="Only (re)write OUT/baselines.json from the suite already under OUT.")
     parser.add_argument("--resume", action="store_true",
@@ -175,8 +182,8 @@ def main() -> None:
                 "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
                 "KERNELPRO_HARNESS__TIMING_BUDGET_S": str(args.timing_budget_s),
                 "KERNELPRO_SUITE__LANES_PER_GPU": str(args.lanes_per_gpu)}
-    if args.warm_up_shared:
-        settings["KERNELPRO_HARNESS__WARM_UP_SHARED"] = "true"
+    if args.share_until_timing:
+        settings["KERNELPRO_HARNESS__SHARE_UNTIL_TIMING"] = "true"
     if args.resume:
         settings = {}  # the suite restores the settings it started with (its config's ``environment``)
     if args.compile_threads:  # not a kernelpro setting, so not one the suite restores: given on --resume too

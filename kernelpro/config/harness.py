@@ -132,12 +132,12 @@ class HarnessSettings(BaseModel):
     """One judgment (checks, timing, energy) or Nsight Compute profile at a time on a device, across every
     kernelpro process on the machine (``harness/device_lock.py``), so processes sharing a GPU never time each
     other's kernels: ``auto`` locks GPUs, ``on`` the CPU too, ``off`` nothing."""
-    warm_up_shared: bool = False
-    """With a long-lived worker on a locked device: before each timed judgment, the candidate's first call runs
-    in a job of its own under the lock held shared (``device_lock``), so lanes overlap their compiles and
-    autotuning (which land in the worker's own caches) with each other's, never with a measurement; then the
-    judgment itself, exclusive, finds them compiled. A first call that fails is the verdict, with no exclusive
-    turn at all. Off: the whole judgment holds the lock exclusively."""
+    share_until_timing: bool = False
+    """With a long-lived worker on a locked device: each job holds the device lock shared while it loads, builds,
+    compiles (autotuning included) and checks the candidate, beside other lanes doing the same, and takes it
+    alone for its timing only (``device_lock.SharedTurn``), so lanes on one GPU overlap all but their
+    measurements. A job that fails before timing never waits for the device alone. The verdict's
+    ``details.device_turn`` says how long the job held it shared and alone. Off: the whole job holds it alone."""
     device_lock_dir: Path | None = None
     """Where the lock files live; None: ``kernelpro-device-locks`` in the system's temporary directory, shared
     by every user of the machine."""

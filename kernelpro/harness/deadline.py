@@ -8,7 +8,8 @@ cap (``timing_budget_s``), and never more than
 ``timeout_s`` from the start: a hang on a millisecond problem ends after the floor, a slow model gets its time.
 Time the worker reports compiling (``{"compiling": true}`` until ``false``; ``compile_watch``) after the first
 call began moves the fitted limit on by as much: a lazy ``torch.compile`` autotuning on its first call is not a
-hang, and still stops at the cap.
+hang, and still stops at the cap. Time the judge spends waiting for the device alone, mid-job (``pause``), is
+not the job's either: it moves both limits on.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ class Deadline:
         self.run_limit_s: float | None = None
         self.compiled_s = 0.0  # compiling, after the first call began
         self.compiling_since: float | None = None
+        self.paused_s = 0.0  # waiting for the device, which the job does not control
+
+    def pause(self, seconds: float) -> None:
+        """Give the job ``seconds`` more: the judge made it wait that long."""
+        self.paused_s += max(0.0, seconds)
 
     def observe(self, message: dict[str, Any], now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
@@ -69,11 +75,11 @@ class Deadline:
     def at(self, now: float | None = None) -> float:
         """The monotonic time at which the job is stopped, as it stands at ``now``."""
         now = time.monotonic() if now is None else now
-        cap = self.started + self.settings.timeout_s
+        cap = self.started + self.settings.timeout_s + self.paused_s
         if self.run_started is None or self.run_limit_s is None:
             return cap
         compiled = self.compiled_s + self._compiling_after_first_call(now)
-        return min(cap, self.run_started + self.run_limit_s + compiled)
+        return min(cap, self.run_started + self.run_limit_s + compiled + self.paused_s)
 
     def expired(self, now: float | None = None) -> bool:
         now = time.monotonic() if now is None else now
@@ -82,7 +88,7 @@ class Deadline:
     def describe(self, now: float | None = None) -> str:
         """The limit that applied, for the timeout's message."""
         now = time.monotonic() if now is None else now
-        cap = self.started + self.settings.timeout_s
+        cap = self.started + self.settings.timeout_s + self.paused_s
         if self.run_started is None or self.run_limit_s is None or self.at(now) >= cap:
             return f"within {self.settings.timeout_s:g} s (harness.timeout_s)"
         compiled = self.compiled_s + self._compiling_after_first_call(now)

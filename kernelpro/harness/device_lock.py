@@ -4,10 +4,11 @@ Two processes timing on one GPU at once read each other's kernels as their own: 
 ``suite.lanes_per_gpu`` above 1, an `optimize` started beside a suite, two users' runs. Each holds an exclusive
 ``flock`` on the device's lock file while a worker judges a candidate (correctness, timing, energy) and while
 Nsight Compute profiles; what needs no device (process starts, imports, compiles, model calls) runs outside
-it, so several lanes on one GPU overlap everything but the measurements. A candidate's warm-up (its first
-call: Inductor's compiles and autotuning) may hold the lock shared instead (``harness.warm_up_shared``): warm-ups
-then overlap each other, never a measurement. The kernel drops a flock when its holder's file closes or the
-process dies, so a killed run never leaves a device locked.
+it, so several lanes on one GPU overlap everything but the measurements. A long-lived worker's job may hold the
+lock shared until it times (``harness.share_until_timing``): loading, compiling, autotuning and the correctness
+checks then overlap other such work, and the job takes the lock alone for its timing only
+(``SharedTurn.take_exclusive``). The kernel drops a flock when its holder's file closes or the process dies, so a
+killed run never leaves a device locked.
 
 A device's key is its physical identity: ``CUDA_VISIBLE_DEVICES``' entry for a visible index (a suite's lane
 sees its GPU as GPU 0), so the same GPU gets the same lock in every process. Two processes that name one GPU
@@ -66,18 +67,8 @@ def locks(device: str, harness: HarnessSettings) -> bool:
     return harness.device_lock == "on" or (harness.device_lock == "auto" and device.startswith("cuda"))
 
 
-@contextmanager
-def device_lock(device: str, harness: HarnessSettings, shared: bool = False) -> Iterator[float]:
-    """Hold ``device``'s lock for the block (``harness.device_lock`` says which devices lock); yields the seconds
-    spent waiting for it. A lock file that cannot be opened is warned about, and the block runs unlocked.
-
-    ``shared``: held beside other shared holders, never beside an exclusive one (a measurement): for work that
-    may overlap other such work but no measurement (``harness.warm_up_shared``). The lock prefers the exclusive:
-    a turnstile file, held while waiting for the lock and let go once it is held, keeps new shared holders from
-    starving a measurement that waits."""
-    if not locks(device, harness):
-        yield 0.0
-        return
+def _lock_files(device: str, harness: HarnessSettings) -> tuple[int, int] | None:
+    """The device's turnstile and lock files, opened; None (with a warning) when they cannot be."""
     key = device_key(device)
     opened: list[int] = []
     try:
@@ -87,15 +78,74 @@ def device_lock(device: str, harness: HarnessSettings, shared: bool = False) -> 
         for fd in opened:
             os.close(fd)
         warnings.warn(f"cannot open the device lock in {lock_dir(harness)} ({error}): judging on {device} without "
-                      "it, so another process's measurements may overlap this one's", RuntimeWarning, stacklevel=3)
+                      "it, so another process's measurements may overlap this one's", RuntimeWarning, stacklevel=4)
+        return None
+    return opened[0], opened[1]
+
+
+def _through_turnstile(turnstile: int, fd: int, mode: int) -> float:
+    """Take ``fd``'s flock in ``mode`` while holding the turnstile; the seconds it took."""
+    start = time.monotonic()
+    fcntl.flock(turnstile, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(fd, mode)
+    finally:
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+    return time.monotonic() - start
+
+
+class SharedTurn:
+    """The device's lock held shared, for as long as the block lasts, until ``take_exclusive`` makes it the
+    device's only holder (a job's timing after its checks)."""
+
+    def __init__(self, files: tuple[int, int] | None) -> None:
+        self.files = files
+        self.waited_s = 0.0
+        self.exclusive = False
+
+    def take_exclusive(self) -> float:
+        """Hold the lock alone from now on; the seconds spent waiting for it. The shared hold is let go first:
+        two holders upgrading at once would otherwise each wait for the other's shared hold to end."""
+        if self.files is None or self.exclusive:
+            self.exclusive = True
+            return 0.0
+        turnstile, fd = self.files
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        waited = _through_turnstile(turnstile, fd, fcntl.LOCK_EX)
+        self.exclusive = True
+        self.waited_s += waited
+        return waited
+
+
+@contextmanager
+def shared_until_exclusive(device: str, harness: HarnessSettings) -> Iterator[SharedTurn]:
+    """Hold ``device``'s lock shared for the block, until the block calls ``take_exclusive`` on what it gets
+    (whose ``waited_s`` counts the seconds spent waiting). An unlocked device gives a turn that locks nothing."""
+    files = _lock_files(device, harness) if locks(device, harness) else None
+    turn = SharedTurn(files)
+    try:
+        if files is not None:
+            turn.waited_s = _through_turnstile(*files, fcntl.LOCK_SH)
+        yield turn
+    finally:
+        for fd in files or ():
+            os.close(fd)  # closing a file drops its lock
+
+
+@contextmanager
+def device_lock(device: str, harness: HarnessSettings, shared: bool = False) -> Iterator[float]:
+    """Hold ``device``'s lock for the block (``harness.device_lock`` says which devices lock); yields the seconds
+    spent waiting for it. A lock file that cannot be opened is warned about, and the block runs unlocked.
+
+    ``shared``: held beside other shared holders, never beside an exclusive one (a measurement). The lock
+    prefers the exclusive: a turnstile file, held while waiting for the lock and let go once it is held, keeps
+    new shared holders from starving a measurement that waits."""
+    files = _lock_files(device, harness) if locks(device, harness) else None
+    if files is None:
         yield 0.0
         return
-    turnstile, fd = opened
-    start = time.monotonic()
     try:
-        with os.fdopen(turnstile) as gate:  # closing a file drops its lock
-            fcntl.flock(gate, fcntl.LOCK_EX)
-            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield time.monotonic() - start
+        yield _through_turnstile(*files, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
     finally:
-        os.close(fd)
+        for fd in files:
+            os.close(fd)

@@ -53,10 +53,12 @@ Emit = Callable[[dict[str, Any]], None]
 class Evaluation(Guards, ModelCalls):
     """Runs the checks for one job (see ``sandbox.make_job``) and returns an ``EvalResult``."""
 
-    def __init__(self, job: dict[str, Any], workdir: Path, emit: Emit) -> None:
+    def __init__(self, job: dict[str, Any], workdir: Path, emit: Emit,
+                 await_turn: Callable[[], None] | None = None) -> None:
         self.job = job
         self.workdir = workdir
         self.emit = emit
+        self.await_turn = await_turn  # blocks until the judge holds the device alone (harness.share_until_timing)
         self.settings = HarnessSettings.model_validate(job["harness"])
         self.device = torch.device(job["device"])
         self.findings: list[GuardFinding] = []
@@ -116,9 +118,6 @@ class Evaluation(Guards, ModelCalls):
         self.after_candidate_call()
         if any(type(m) is ref_module.Model or type(m).__name__ == "Model" for m in self.candidate.modules()):
             self.reject(dyn.finding("reference_reuse", "ModelNew holds an instance of the reference Model"))
-        if self.job.get("warm_up"):
-            return self.warm_up(len(self.job["seeds"]["correctness"]) + len(self.job["seeds"]["scaled"]))
-
         max_abs, max_rel, checked = self.check_correctness()
         if self.device.type == "cuda":
             self.check_streams()
@@ -130,6 +129,7 @@ class Evaluation(Guards, ModelCalls):
                             max_abs_error=max_abs, max_rel_error=max_rel, guards=self.findings,
                             device=str(self.device), details={"reference_noise": self.noise} if self.noise else {})
         if self.job.get("timing", True):
+            self.take_device_alone()
             self.time_and_check(result)
             self.checks.memory_floor(result)
         return result
@@ -179,6 +179,14 @@ class Evaluation(Guards, ModelCalls):
             raise verdict("runtime_error", "reference_failed",
                           "the reference returned NaN or Inf on every input set: nothing to compare against")
         return max_abs, max_rel, checked
+
+    def take_device_alone(self) -> None:
+        """With the device lock held shared so far (``share_until_timing``), ask the judge for it alone and wait
+        until it says so: nothing another lane does on the device overlaps the timing."""
+        if self.job.get("share_until_timing") and self.await_turn is not None:
+            self.enter("waiting for the device")
+            self.emit({"turn": "exclusive"})
+            self.await_turn()
 
     def time_and_check(self, result: EvalResult) -> None:
         self.enter("timing")

@@ -4,10 +4,12 @@ It starts once (Python, torch, the CUDA context, preloaded modules), then judges
 The first line on JOB_FD sets it up (``device``, ``harness``, ``nonce``); it answers ``{"ready": ...}``.
 Then each line is a job carrying its own nonce and working directory; the worker answers on RESULT_FD, each
 message with that job's nonce: ``{"phase": "start"}`` on receipt, phases as it goes, ``{"result": ...}``,
-then, after putting the process back as it was, ``{"ready": true, "problems": [...]}``. On the CPU each job runs
-in a fork of the worker and a job that dies without a result is reported as ``{"exited": code}``. Between the result and
-``ready`` it writes ``OUTPUT_MARKER`` and the nonce to stdout, so the judge can tell one job's output from the
-next one's. stdin is empty: a candidate reading it gets end-of-file, as in a fresh worker.
+then, after putting the process back as it was, ``{"ready": true, "problems": [...]}``. A job that holds the
+device lock shared until it times (``share_until_timing``) says ``{"turn": "exclusive"}`` before timing and
+waits for the line ``{"go": true}`` on JOB_FD: the judge sends it once it holds the device alone. On the CPU
+each job runs in a fork of the worker and a job that dies without a result is reported as ``{"exited": code}``.
+Between the result and ``ready`` it writes ``OUTPUT_MARKER`` and the nonce to stdout, so the judge can tell one
+job's output from the next one's. stdin is empty: a candidate reading it gets end-of-file, as in a fresh worker.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import resource
 import secrets
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -85,7 +88,17 @@ def _warm_up(device: str, preload: list[str]) -> None:
         torch.cuda.synchronize()
 
 
-def _judge_in_child(job: dict[str, Any], workdir: Path, channel: Channel, memory_limit_mb: int) -> None:
+def _turn_reader(jobs: BinaryIO) -> Callable[[], None]:
+    """What a job calls to wait for its exclusive turn on the device: the judge's ``{"go": true}`` line."""
+    def await_turn() -> None:
+        line = jobs.readline()
+        if not line or json.loads(line).get("go") is not True:
+            raise RuntimeError("the judge did not give this job its turn on the device")
+    return await_turn
+
+
+def _judge_in_child(job: dict[str, Any], workdir: Path, channel: Channel, memory_limit_mb: int,
+                    await_turn: Callable[[], None]) -> None:
     """On the CPU, judge in a fork of this warmed-up process, on a thread of its own.
 
     A new thread in the fork gets a new malloc arena: every job starts on an empty heap, so allocator-dependent
@@ -103,7 +116,7 @@ def _judge_in_child(job: dict[str, Any], workdir: Path, channel: Channel, memory
         def run() -> None:
             if uses_compiler(job["candidate_source"]):
                 settle_lazy_patches()
-            result = evaluate_job(job, workdir, channel.emit)
+            result = evaluate_job(job, workdir, channel.emit, await_turn)
             channel.emit({"result": result.model_dump(mode="json")})
             os.write(done_write, token)
 
@@ -132,6 +145,7 @@ def _serve(channel: Channel, jobs: BinaryIO, baseline: Any, harness: dict[str, A
            isolation: dict[str, Any]) -> None:
     from kernelpro.harness import worker_state
 
+    await_turn = _turn_reader(jobs)
     while line := jobs.readline():
         job: dict[str, Any] = json.loads(line)
         channel.nonce = job.pop("nonce")
@@ -141,11 +155,11 @@ def _serve(channel: Channel, jobs: BinaryIO, baseline: Any, harness: dict[str, A
         workdir = Path(job["workdir"])
         os.chdir(workdir)
         if job["device"].startswith("cuda"):
-            result = evaluate_job(job, workdir, channel.emit)
+            result = evaluate_job(job, workdir, channel.emit, await_turn)
             channel.emit({"result": result.model_dump(mode="json")})
             del result
         else:
-            _judge_in_child(job, workdir, channel, harness["memory_limit_mb"])
+            _judge_in_child(job, workdir, channel, harness["memory_limit_mb"], await_turn)
         del job
         problems = worker_state.reset(baseline)
         _release_freed_memory()

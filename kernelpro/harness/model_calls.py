@@ -15,8 +15,6 @@ from kernelpro.harness.clocks import _device_synchronize
 from kernelpro.harness.compare import POISON_BYTE, flatten
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import Verdict, short_traceback, verdict
-from kernelpro.harness.result import EvalResult
-from kernelpro.harness.timing import clone_inputs
 
 # Mixed into a call's seed so its random draws do not repeat the ones that made its inputs.
 CALL_SEED_SALT = 0x2545F4914F6CDD1D
@@ -68,17 +66,6 @@ class ModelCalls:
         real_manual_seed(seed)
         random.seed(seed)
         return list(self.ref_module.get_inputs())
-
-    def warm_up(self, trials: int) -> EvalResult:
-        """A warm-up job's one call (``harness.warm_up_shared``): the candidate on the first correctness trial's
-        inputs and random state, as the judgment will call it first, so a failure reads as it would there."""
-        self.enter(f"correctness trial 1/{trials}")
-        seed = self.job["seeds"]["correctness"][0]
-        inputs = self.make_inputs(seed)
-        seed_call(seed)
-        self.candidate_outputs(clone_inputs(inputs))
-        return EvalResult(status="ok", message="warmed up: one call, not judged", device=str(self.device),
-                          guards=self.findings)
 
     def poison_free_memory(self) -> None:
         """Fill blocks the size of the reference's outputs, then free them, so stale data reads as poison."""

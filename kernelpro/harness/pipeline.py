@@ -14,6 +14,7 @@ import contextlib
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import wait
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any
 
 from kernelpro.config import HarnessSettings, Settings
 from kernelpro.harness.compile_ahead import compile_ahead
-from kernelpro.harness.device_lock import device_lock, locks
+from kernelpro.harness.device_lock import device_lock, locks, shared_until_exclusive
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
@@ -77,35 +78,47 @@ class Lane:
         job = make_job(problem, source, self.device, self.settings, timing)
         if inline is not None:
             job["inline"] = inline
-        warm_s = 0.0
         try:
             if self.worker is not None and self.worker.proc is None:
                 self.worker.start()  # outside the device lock: a start measures nothing
-            if timing and self.warms_up_first():
-                warm = self.run({**job, "warm_up": True}, shared=True)
-                if warm.status != "ok":  # the first call failed: that is the verdict
-                    return self.verdict(warm, found)
-                warm_s = warm.elapsed_s or 0.0
-            result = self.run(job, shared=False)
+            if timing and self.shares_until_timing():
+                result = self.run_shared_until_timing({**job, "share_until_timing": True})
+            else:
+                result = self.run(job)
         except WorkerStartError as exc:
             return EvalResult(status="runtime_error", reason="worker_error", message=str(exc), guards=found)
-        if warm_s:
-            result.details["warm_up_s"] = round(warm_s, 3)
-            result.elapsed_s = round((result.elapsed_s or 0.0) + warm_s, 3)
         return self.verdict(result, found)
 
-    def warms_up_first(self) -> bool:
-        """``harness.warm_up_shared``, where it pays: a long-lived worker keeps the warm-up's compiles in its
-        caches for the judgment, and a locked device is where lanes wait for each other."""
+    def shares_until_timing(self) -> bool:
+        """``harness.share_until_timing``, where it applies: a long-lived worker (whose protocol carries the turn)
+        on a locked device (where lanes wait for each other)."""
         harness = self.settings.harness
-        return harness.warm_up_shared and self.worker is not None and locks(self.device, harness)
+        return harness.share_until_timing and self.worker is not None and locks(self.device, harness)
 
-    def run(self, job: dict[str, Any], shared: bool) -> EvalResult:
-        """One job in the worker, under the device lock (``shared`` for a warm-up)."""
-        with device_lock(self.device, self.settings.harness, shared=shared) as waited:
+    def run(self, job: dict[str, Any]) -> EvalResult:
+        """One job in the worker, the device lock held alone throughout."""
+        with device_lock(self.device, self.settings.harness) as waited:
             outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
         self.lock_wait_s += waited
         return classify(outcome, self.settings)
+
+    def run_shared_until_timing(self, job: dict[str, Any]) -> EvalResult:
+        """One job with the device lock held shared until the job asks for it alone, to time."""
+        with shared_until_exclusive(self.device, self.settings.harness) as turn:
+            started = time.monotonic()
+            outcome = self.worker.run(job, on_turn=turn.take_exclusive)
+            ended = time.monotonic()
+        self.lock_wait_s += turn.waited_s
+        result = classify(outcome, self.settings)
+        alone_s = ended - outcome.alone_since if outcome.alone_since is not None else 0.0
+        result.details["device_turn"] = {"shared_s": round(ended - started - alone_s - outcome.turn_waited_s, 3),
+                                         "waited_alone_s": round(outcome.turn_waited_s, 3),
+                                         "alone_s": round(alone_s, 3)}
+        if result.status == "ok" and result.speedup is not None and not turn.exclusive:
+            # the judge's own code asks before timing: a timed verdict without the turn came from elsewhere
+            return EvalResult(status="runtime_error", reason="worker_error", device=result.device,
+                              message="the job timed without holding the device alone; the verdict is void")
+        return result
 
     def verdict(self, result: EvalResult, found: list[GuardFinding]) -> EvalResult:
         self.judged += 1

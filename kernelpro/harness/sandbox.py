@@ -72,6 +72,10 @@ class WorkerOutcome:
     """The limit that stopped it, in words (``Deadline.describe``)."""
     memory_exceeded_mb: float | None = None
     elapsed_s: float = 0.0
+    turn_waited_s: float = 0.0
+    """Waited mid-job for the device alone (``harness.share_until_timing``); not in ``elapsed_s``."""
+    alone_since: float | None = None
+    """When the job got the device alone (``time.monotonic``), if it asked."""
 
     @property
     def last_phase(self) -> str:

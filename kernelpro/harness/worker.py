@@ -173,14 +173,16 @@ def uses_compiler(source: str) -> bool:
     return any(word in source for word in ("compile", "_dynamo", "inductor"))
 
 
-def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit) -> Any:
-    """Judge one job in this process and return its ``EvalResult``, whatever the candidate does."""
+def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit,
+                 await_turn: Callable[[], None] | None = None) -> Any:
+    """Judge one job in this process and return its ``EvalResult``, whatever the candidate does; ``await_turn``
+    blocks until the judge holds the device alone (a job that shares it until timing)."""
     from kernelpro.harness.evaluate import Evaluation
     from kernelpro.harness.loader import Verdict
     from kernelpro.harness.result import EvalResult
 
     try:
-        evaluation = Evaluation(job, workdir, emit)
+        evaluation = Evaluation(job, workdir, emit, await_turn)
         try:
             result = evaluation.run()
         except Verdict as verdict:

@@ -16,17 +16,17 @@ import secrets
 import shutil
 import subprocess
 import sys
-import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psutil
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.deadline import Deadline
-from kernelpro.harness.gpu_worker import OUTPUT_MARKER
-from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, json_messages, worker_environment
+from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, worker_environment
 from kernelpro.harness.worker_dirs import make_worker_dir
+from kernelpro.harness.worker_streams import Channel, JobOutput
 
 # Guard findings that mean the candidate changed the process itself, not only its own answers.
 TAMPERING = {"judge_patch", "timer_patch", "background_thread", "background_process", "extra_stream",
@@ -42,62 +42,6 @@ START_TIMEOUT_S = 60.0
 
 class WorkerStartError(RuntimeError):
     """The worker did not come up; the message carries what it printed."""
-
-
-class _JobOutput(threading.Thread):
-    """Drains the worker's stdout+stderr, keeping the tail of the current job's part (up to its end marker)."""
-
-    def __init__(self, stream: Any, keep: int) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.keep = stream, keep
-        self.lock = threading.Lock()
-        self.marker = b""
-        self.tail, self.total, self.pending = b"", 0, b""
-        self.ended = threading.Event()
-
-    def begin(self, nonce: str) -> None:
-        with self.lock:
-            self.marker = f"{OUTPUT_MARKER}{nonce}]\n".encode()
-            self.tail, self.total, self.pending = b"", 0, b""
-            self.ended.clear()
-
-    def _account(self, data: bytes) -> None:
-        self.total += len(data)
-        self.tail = (self.tail + data)[-self.keep:]
-
-    def run(self) -> None:
-        while chunk := self.stream.read1(65536):
-            with self.lock:
-                if not self.marker or self.ended.is_set():
-                    continue  # between jobs: nobody's output
-                data = self.pending + chunk
-                at = data.find(self.marker)
-                if at >= 0:
-                    self._account(data[:at])
-                    self.pending = b""
-                    self.ended.set()
-                    continue
-                keep = len(self.marker) - 1  # a marker may straddle two reads
-                self._account(data[:-keep] if len(data) > keep else b"")
-                self.pending = data[-keep:] if len(data) > keep else data
-        with self.lock:
-            self._account(self.pending)
-            self.pending = b""
-            self.ended.set()
-
-
-class _Channel(threading.Thread):
-    """Reads the worker's JSON lines into a queue; the handle keeps those with the nonce it expects."""
-
-    def __init__(self, fd: int) -> None:
-        super().__init__(daemon=True)
-        self.file = os.fdopen(fd, "rb")
-        self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
-
-    def run(self) -> None:
-        for message in json_messages(self.file):
-            self.messages.put(message)
-        self.messages.put(None)  # the worker closed its end
 
 
 def restart_reason(outcome: WorkerOutcome) -> str | None:
@@ -137,8 +81,8 @@ class LongLivedWorker:
         os.close(result_write)
         os.close(job_read)
         self.jobs = os.fdopen(job_write, "wb")
-        self.channel = _Channel(result_read)
-        self.output = _JobOutput(self.proc.stdout, self.settings.output_tail_bytes)
+        self.channel = Channel(result_read)
+        self.output = JobOutput(self.proc.stdout, self.settings.output_tail_bytes)
         self.channel.start()
         self.output.start()
         self.starts += 1
@@ -172,12 +116,14 @@ class LongLivedWorker:
         self.stop()
 
     # -- jobs -------------------------------------------------------------------------------------
-    def run(self, job: dict[str, Any]) -> WorkerOutcome:
-        """Judge one job. Raises ``WorkerStartError`` only when no worker can be started at all."""
+    def run(self, job: dict[str, Any], on_turn: Callable[[], float] | None = None) -> WorkerOutcome:
+        """Judge one job. Raises ``WorkerStartError`` only when no worker can be started at all. ``on_turn``: when
+        the job asks for the device alone (``{"turn": "exclusive"}``, before timing), called to take it; it
+        returns the seconds it waited, which count neither against the job's time limit nor in its elapsed."""
         for _attempt in range(2):
             if self.proc is None:
                 self.start()
-            outcome = self._run_once(job)
+            outcome = self._run_once(job, on_turn)
             if outcome is not None:
                 return outcome
             self.restart_later("the worker did not accept a job")
@@ -218,7 +164,7 @@ class LongLivedWorker:
                 return None
         return None
 
-    def _run_once(self, job: dict[str, Any]) -> WorkerOutcome | None:
+    def _run_once(self, job: dict[str, Any], on_turn: Callable[[], float] | None) -> WorkerOutcome | None:
         """One attempt; None when the worker never acknowledged the job (it was broken before the job began)."""
         nonce = secrets.token_hex(16)
         workdir = make_worker_dir("kernelpro-worker-", self.home)  # inside the worker's own, its only writable one
@@ -228,10 +174,10 @@ class LongLivedWorker:
         try:
             if not self._send({**job, "nonce": nonce, "workdir": workdir}):
                 return None
-            accepted = self._watch(nonce, outcome, started)
+            accepted = self._watch(nonce, outcome, started, on_turn)
             if not accepted:
                 return None
-            outcome.elapsed_s = time.monotonic() - started
+            outcome.elapsed_s = time.monotonic() - started - outcome.turn_waited_s
             self.jobs_done += 1
             # A job that died in a fork of the worker (CPU) left the worker itself untouched.
             reason = None if outcome.returncode is not None else restart_reason(outcome)
@@ -254,7 +200,18 @@ class LongLivedWorker:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float) -> bool:
+    def _give_turn(self, outcome: WorkerOutcome, deadline: Deadline, on_turn: Callable[[], float] | None) -> None:
+        """The job's one turn on the device alone: taken (``on_turn``), then the job told to go on. A second
+        request gets nothing: the job's own code sent one of them, and waits on for its answer."""
+        if outcome.alone_since is not None:
+            return
+        waited = on_turn() if on_turn is not None else 0.0
+        outcome.turn_waited_s, outcome.alone_since = waited, time.monotonic()
+        deadline.pause(waited)
+        self._send({"go": True})
+
+    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float,
+               on_turn: Callable[[], float] | None = None) -> bool:
         """Wait for the result within the limits. False if the worker never acknowledged the job."""
         accepted = False
         deadline = Deadline(self.settings, started)
@@ -267,6 +224,8 @@ class LongLivedWorker:
                 deadline.observe(message)
                 if "phase" in message:
                     outcome.phases.append(str(message["phase"]))
+                if message.get("turn") == "exclusive":
+                    self._give_turn(outcome, deadline, on_turn)
                 if "result" in message:
                     outcome.result = message["result"]
                 if "exited" in message:

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from kernelpro.harness.judge import classify, judge, make_job
+from kernelpro.harness.pipeline import Pipeline
 from kernelpro.harness.sandbox import run_worker
 from tests.conftest import candidate, problem
 
@@ -39,6 +40,15 @@ def test_a_candidate_drawing_its_own_random_numbers_is_incorrect_on_cuda_and_tol
                    settings=settings)
     assert (result.status, result.reason) == ("incorrect", "value_mismatch")
     assert "the reference draws random numbers" in result.message
+
+
+def test_a_job_shares_the_gpu_until_it_times_on_cuda(settings, tmp_path):
+    settings.harness.device_lock_dir, settings.harness.share_until_timing = tmp_path, True
+    with Pipeline("cuda", settings) as pipeline:
+        [result] = pipeline.judge([(problem("matmul_relu"), candidate("honest_matmul_relu"))])
+    assert result.status == "ok", result.message
+    turn = result.details["device_turn"]
+    assert turn["shared_s"] > 0 and turn["alone_s"] > 0 and "waiting for the device" in result.details["phase_s"]
 
 
 def test_side_stream_work_is_rejected(settings):

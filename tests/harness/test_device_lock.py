@@ -12,7 +12,8 @@ import time
 import pytest
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness.device_lock import device_key, device_lock
+from kernelpro.harness.device_lock import device_key, device_lock, shared_until_exclusive
+from kernelpro.harness.jobs import make_job
 from kernelpro.harness.pipeline import Pipeline
 from tests.conftest import candidate, problem
 
@@ -126,22 +127,92 @@ def test_shared_holders_overlap_each_other_never_a_measurement_and_a_waiting_mea
                 kill(proc)
 
 
-def test_with_shared_warm_ups_a_failing_first_call_is_the_verdict_without_an_exclusive_turn(settings, tmp_path):
+UPGRADE = """
+import sys, time
+from pathlib import Path
+from kernelpro.config import HarnessSettings
+from kernelpro.harness.device_lock import shared_until_exclusive
+harness = HarnessSettings(device_lock="on", device_lock_dir=Path(sys.argv[1]))
+with shared_until_exclusive("cuda:0", harness) as turn:
+    print("shared", flush=True)
+    time.sleep(float(sys.argv[2]))
+    turn.take_exclusive()
+    print("alone", time.monotonic(), flush=True)
+    time.sleep(float(sys.argv[3]))
+    print("done", time.monotonic(), flush=True)
+"""
+
+
+def upgrading(lock_dir, shared_s: float, alone_s: float) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", UPGRADE, str(lock_dir), str(shared_s), str(alone_s)],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline().strip() == "shared"
+    return proc
+
+
+def test_jobs_that_share_the_device_until_timing_overlap_their_shared_parts_and_take_turns_alone(tmp_path):
+    harness = HarnessSettings(device_lock="on", device_lock_dir=tmp_path)
+    first, second = upgrading(tmp_path, 1.0, 1.5), upgrading(tmp_path, 1.0, 1.5)  # both shared at once
+    try:
+        spans = []
+        for proc in (first, second):  # both ask to be alone while the other holds it shared: no deadlock
+            alone, done = (float(proc.stdout.readline().split()[1]) for _ in range(2))
+            assert proc.wait(timeout=30) == 0
+            spans.append((alone, done))
+        (a0, a1), (b0, b1) = sorted(spans)
+        assert a1 <= b0  # never alone together
+    finally:
+        kill_alive(first, second)
+    holder = hold(tmp_path, "cuda:0", 2.0)  # a measurement
+    with shared_until_exclusive("cuda:0", harness) as turn:
+        assert turn.waited_s > 1.0  # shared work waits for a measurement
+        holder.wait(timeout=30)
+        sharing = hold(tmp_path, "cuda:0", 1.5, shared=True)  # another lane's shared part
+        assert turn.take_exclusive() > 0.8 and turn.exclusive
+        sharing.wait(timeout=30)
+        start = time.monotonic()
+        waiting = hold(tmp_path, "cuda:0", 0.1, shared=True, wait=False)
+        time.sleep(1.0)
+        assert waiting.poll() is None  # no shared part while this one is alone
+    waiting.wait(timeout=30)
+    assert time.monotonic() - start < 10
+
+
+def kill_alive(*procs: subprocess.Popen) -> None:
+    kill(*(proc for proc in procs if proc.poll() is None))
+
+
+def test_sharing_until_timing_a_failing_candidate_never_waits_and_timing_waits_for_the_shared_part(settings,
+                                                                                                 tmp_path):
     settings.harness.device_lock, settings.harness.device_lock_dir = "on", tmp_path / "locks"
-    settings.harness.warm_up_shared = True
+    settings.harness.share_until_timing = True
     with Pipeline("cpu", settings) as pipeline:
-        warming = hold(settings.harness.device_lock_dir, "cpu", 20, shared=True)  # another lane warming up
+        compiling = hold(settings.harness.device_lock_dir, "cpu", 20, shared=True)  # another lane compiling
         try:
             [failed] = pipeline.judge([(problem("scale_relu"), candidate("fault_exception"))])
             assert (failed.status, failed.reason) == ("runtime_error", "exception")
-            assert "correctness trial 1/" in failed.message  # as the judgment's first call would have said
-            assert pipeline.stats.device_lock_wait_s < 10  # it never waited for the other warm-up to end
+            assert failed.details["device_turn"]["alone_s"] == 0.0  # it never asked for the device alone
+            assert pipeline.stats.device_lock_wait_s < 10  # nor waited for the other lane's shared part
         finally:
-            kill(warming)
-        holder = hold(settings.harness.device_lock_dir, "cpu", 3.0, shared=True)
+            kill(compiling)
+        compiling = hold(settings.harness.device_lock_dir, "cpu", 4.0, shared=True)
         [result] = pipeline.judge([(problem("scale_relu"), candidate("honest_scale_relu"))])
-        holder.wait(timeout=30)
+        compiling.wait(timeout=30)
     assert result.status == "ok", result.message
-    assert result.details["warm_up_s"] > 0 and result.elapsed_s > result.details["warm_up_s"]
-    assert pipeline.stats.device_lock_wait_s > 1.0  # its judgment waited for the other warm-up; its own did not
-    assert pipeline.stats.judged == 2
+    turn = result.details["device_turn"]
+    assert turn["waited_alone_s"] > 1.0 and turn["alone_s"] > 0 and turn["shared_s"] > 0
+    assert "waiting for the device" in result.details["phase_s"]
+    assert result.elapsed_s < turn["shared_s"] + turn["alone_s"] + 1.0  # the wait is not the job's time
+    assert pipeline.stats.device_lock_wait_s > 1.0 and pipeline.stats.judged == 2
+
+
+def test_a_verdict_timed_without_its_turn_alone_is_void(settings, tmp_path):
+    settings.harness.device_lock, settings.harness.device_lock_dir = "on", tmp_path / "locks"
+    settings.harness.share_until_timing = True
+    with Pipeline("cpu", settings) as pipeline:
+        lane = pipeline.lanes[0]
+        lane.worker.start()
+        job = make_job(problem("scale_relu"), candidate("honest_scale_relu"), "cpu", settings, True)
+        result = lane.run_shared_until_timing(job)  # the job never asks for the turn: it times sharing the device
+    assert (result.status, result.reason) == ("runtime_error", "worker_error")
+    assert "without holding the device alone" in result.message

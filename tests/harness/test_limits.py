@@ -105,6 +105,18 @@ def test_a_slow_reference_gets_its_time_up_to_the_cap():
     assert not slow.expired(now=299.0) and slow.expired(now=301.0)  # the cap, counted from the start
 
 
+def test_waiting_for_the_device_alone_mid_job_moves_both_limits_on():
+    settings = HarnessSettings(timeout_s=300, timeout_floor_s=30, timeout_reference_factor=10, timing_budget_s=20)
+    deadline = Deadline(settings, started=0.0)
+    deadline.observe({"reference_call_s": 0.001}, now=1.0)
+    deadline.observe({"phase": "correctness trial 1/5"}, now=60.0)
+    deadline.pause(45.0)  # the judge held the job back while another lane timed
+    assert not deadline.expired(now=154.0) and deadline.expired(now=156.0)
+    capped = Deadline(settings, started=0.0)
+    capped.pause(45.0)
+    assert not capped.expired(now=344.0) and capped.expired(now=346.0)
+
+
 SLOW_COMPILE = textwrap.dedent('''
     import time
 

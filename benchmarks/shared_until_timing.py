@@ -1,17 +1,17 @@
-"""What a shared warm-up (``harness.warm_up_shared``) takes out of the judge's exclusive turn on the device.
+"""What holding the device lock shared until timing (``harness.share_until_timing``) takes out of a judgment's
+exclusive hold on the device.
 
-    python benchmarks/warm_up_shared.py --device cpu --out benchmarks/results/warm_up_shared_cpu.json
+    python benchmarks/shared_until_timing.py --device cpu --out benchmarks/results/shared_until_timing_cpu.json
         [--problems tests/data/problems/matmul_relu.py ...]
         [--recipes compile_default,compile_max_autotune_no_cudagraphs]
 
 Each recipe candidate (``torch.compile`` ones by default: their first call compiles) is judged on each problem
-twice through one long-lived worker per mode, with the device lock on (on the CPU too): once as today, the whole
-judgment exclusive (``cold``), and once with the warm-up first, its first call in a job of its own under the lock
-held shared (``warm``). Per verdict: the seconds in all, the warm-up's, the exclusive rest (what a lane waiting
-for the device waits for), the judgment's first call and checks (``correctness``), and the speedup with its
-interval, so the two modes' verdicts can be compared. The worker's compile caches are its own, so the judgment
-after a warm-up finds the warm-up's compiles there. What lanes on one GPU gain in wall time follows from the
-exclusive seconds; a suite with ``KERNELPRO_HARNESS__WARM_UP_SHARED=true`` measures it.
+twice through one long-lived worker per mode, with the device lock on (on the CPU too): once with the whole job
+holding the lock alone (``alone``), and once sharing it until timing (``shared``). Per verdict: the seconds in
+all, those held alone (what a lane waiting for the device waits for), the first call and checks
+(``correctness``), and the speedup with its interval, so the two modes' verdicts can be compared. What lanes on
+one GPU gain in wall time follows from the seconds held alone; a suite with ``--share-until-timing``
+(``suite_kernelbench.py``) measures it, with the waits the lock's turns add.
 """
 
 from __future__ import annotations
@@ -36,18 +36,18 @@ from kernelpro.search.recipes import recipes_for  # noqa: E402
 PROBLEMS = [ROOT / "tests" / "data" / "problems" / f"{name}.py" for name in ("matmul_relu", "softmax_wide")]
 
 
-def judge_all(device: str, items: list[tuple], warm: bool, timing_budget_s: float) -> list[dict]:
+def judge_all(device: str, items: list[tuple], share: bool, timing_budget_s: float) -> list[dict]:
     settings = Settings()
     settings.harness.device_lock, settings.harness.device_lock_dir = "on", Path(tempfile.mkdtemp())
-    settings.harness.warm_up_shared, settings.harness.timing_budget_s = warm, timing_budget_s
+    settings.harness.share_until_timing, settings.harness.timing_budget_s = share, timing_budget_s
     rows = []
     with Pipeline(device, settings) as pipeline:
         for label, problem, source in items:
             [result] = pipeline.judge([(problem, source)])
-            warm_s = result.details.get("warm_up_s", 0.0)
-            rows.append({"candidate": label, "mode": "warm" if warm else "cold", "status": result.status,
-                         "elapsed_s": result.elapsed_s, "warm_up_s": warm_s,
-                         "exclusive_s": round((result.elapsed_s or 0.0) - warm_s, 3),
+            turn = result.details.get("device_turn")
+            rows.append({"candidate": label, "mode": "shared" if share else "alone", "status": result.status,
+                         "elapsed_s": result.elapsed_s,
+                         "exclusive_s": turn["alone_s"] if turn else result.elapsed_s,
                          "correctness_s": (result.details.get("phase_s") or {}).get("correctness"),
                          "speedup": result.speedup, "speedup_ci95": result.speedup_ci95})
             print(json.dumps(rows[-1]), flush=True)
@@ -77,15 +77,14 @@ def main() -> None:
     def total(mode: str, key: str) -> float:
         return round(sum(r[key] or 0.0 for r in rows if r["mode"] == mode), 2)
 
-    cold = {r["candidate"]: r for r in rows if r["mode"] == "cold"}
-    ratios = [r["exclusive_s"] / cold[r["candidate"]]["exclusive_s"] for r in rows
-              if r["mode"] == "warm" and cold[r["candidate"]]["exclusive_s"]]
+    alone = {r["candidate"]: r for r in rows if r["mode"] == "alone"}
+    ratios = [r["exclusive_s"] / alone[r["candidate"]]["exclusive_s"] for r in rows
+              if r["mode"] == "shared" and alone[r["candidate"]]["exclusive_s"]]
     summary = {"verdicts_per_mode": len(items),
-               "cold": {"elapsed_s": total("cold", "elapsed_s"), "exclusive_s": total("cold", "exclusive_s")},
-               "warm": {"elapsed_s": total("warm", "elapsed_s"), "exclusive_s": total("warm", "exclusive_s"),
-                        "warm_up_s": total("warm", "warm_up_s")},
-               "exclusive_warm_over_cold_median": round(statistics.median(ratios), 3) if ratios else None,
-               "exclusive_warm_over_cold_range": [round(min(ratios), 3), round(max(ratios), 3)] if ratios else None}
+               "alone": {"elapsed_s": total("alone", "elapsed_s"), "exclusive_s": total("alone", "exclusive_s")},
+               "shared": {"elapsed_s": total("shared", "elapsed_s"), "exclusive_s": total("shared", "exclusive_s")},
+               "exclusive_shared_over_alone_median": round(statistics.median(ratios), 3) if ratios else None,
+               "exclusive_shared_over_alone_range": [round(min(ratios), 3), round(max(ratios), 3)] if ratios else None}
     report = {"command": " ".join(sys.argv), "device": args.device, "python": platform.python_version(),
               "wall_s": round(time.monotonic() - started, 1), "summary": summary, "verdicts": rows}
     args.out.parent.mkdir(parents=True, exist_ok=True)
