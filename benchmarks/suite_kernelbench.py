@@ -165,7 +165,8 @@ def main() -> None:
                         help="Finish the suite already under OUT (after a kill); its own budgets and settings hold.")
     parser.add_argument("--retry", default=None,
                         help="With --resume: start these failed problems again (crash, hang, lost, setup, problem, "
-                             "comma-separated, or all), e.g. after a fault of the host, not of the problem.")
+                             "gpu_memory, comma-separated, or all), e.g. after a fault of the host, not of the "
+                             "problem.")
     args = parser.parse_args()
     if args.retry and not args.resume:
         parser.error("--retry goes with --resume")

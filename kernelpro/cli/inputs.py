@@ -127,7 +127,7 @@ def releases_run_locks(command: Callable[..., T]) -> Callable[..., T]:
     return run
 
 
-RETRY_KINDS = ("crash", "hang", "lost", "setup", "problem")  # a suite problem's failure kinds (suite.job)
+RETRY_KINDS = ("crash", "hang", "lost", "setup", "problem", "gpu_memory")  # a suite problem's failure kinds (suite.job)
 
 
 def retry_kinds_or_fail(retry: str | None, resume: str | None) -> set[str] | None:

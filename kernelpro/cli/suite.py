@@ -63,8 +63,8 @@ def run(
     runs_dir: Annotated[Optional[Path], typer.Option("--runs-dir", help="Where suite directories go.")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Finish the suite with this id.")] = None,
     retry: Annotated[Optional[str], typer.Option("--retry", help="With --resume: run failed problems again, those "
-                                                 "of these failure kinds (crash,hang,lost,setup,problem) or all; "
-                                                 "their baselines are kept.")] = None,
+                                                 "of these failure kinds (crash,hang,lost,setup,problem,gpu_memory) "
+                                                 "or all; their baselines are kept.")] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run problems on Ray: auto (a running cluster), "
                                                "local (start one here) or an address.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Progress to stderr; the last stdout line is one JSON "

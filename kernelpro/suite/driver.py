@@ -6,7 +6,8 @@ which judges nothing twice. A problem whose worker was lost is started again up 
 times; one that crashes, hangs or is not a usable problem is recorded failed with the reason, and the suite
 goes on. A run that cannot be set up at all (optimize's exit code ``SETUP_FAILED``: a dependency that does not
 import, a judge that cannot start) is the machine's fault: every problem would fail alike, so the suite stops,
-the problem stays pending and a resume after the fix runs it.
+the problem stays pending and a resume after the fix runs it. One that ran out of GPU memory beside other lanes'
+problems on its GPU runs again alone there (``suite/alone.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kernelpro.config import Settings
-from kernelpro.suite import budget
+from kernelpro.suite import alone, budget
 from kernelpro.suite.baselines import compile_baselines
 from kernelpro.suite.job import JobOutcome, JobSpec
 from kernelpro.suite.lanes import Lane
@@ -152,14 +153,29 @@ class Driver:
         else:
             kind = outcome.failure_kind or "crash"
             why = outcome.failure or f"the run failed: {summary.get('stop_reason', '')}"
-            self.ledger.finish(outcome.key, "failed", result=summary or None, baselines=baselines,
-                               failure=why, failure_kind=kind, **spend)
-            progress.failed += 1
-            progress.last = f"{outcome.key}: failed ({kind}): {why[:200]}"
+            put_back = False
+            if kind == "crash" and alone.OUT_OF_GPU_MEMORY.search(why):
+                put_back = row.failure_kind != alone.KIND and alone.ran_out_beside_others(why, row.lane,
+                                                                                           self.backend.lanes)
+                if put_back:
+                    self.ledger.update(outcome.key, state="pending", baselines=baselines, failure=why,
+                                       failure_kind=alone.KIND, **spend)
+                    progress.last = (f"{outcome.key}: ran out of GPU memory beside the other problems on its GPU; "
+                                     "it runs again alone there")
+                else:
+                    kind, why = alone.KIND, f"{why} (alone on its GPU)" if row.failure_kind == alone.KIND else why
+            if not put_back:
+                self.ledger.finish(outcome.key, "failed", result=summary or None, baselines=baselines,
+                                   failure=why, failure_kind=kind, **spend)
+                progress.failed += 1
+                progress.last = f"{outcome.key}: failed ({kind}): {why[:200]}"
         progress.gpu_s += spend["gpu_s"] - (row.gpu_s or 0.0)  # what this attempt added to the problem's
         progress.usd += spend["usd"] - (row.usd or 0.0)
         if outcome.wall_s > 0:  # a problem refused before it started says nothing of how long one takes
             self._finished_this_session.append(outcome.wall_s)
+
+    def _must_run_alone(self, key: str) -> bool:
+        return self.ledger.problem(key).failure_kind == alone.KIND
 
     def _eta(self, left: int) -> float | None:
         walls = self._finished_this_session
@@ -179,6 +195,7 @@ class Driver:
         busy: dict[str, Lane] = {}
         stop: str | None = None
         checked: set[str] = set()
+        alone_lanes: set[str] = set()  # busy lanes whose problem runs alone on its GPU (``suite/alone.py``)
         self.ledger.set_suite(status="running", stop_reason="")
         try:
             while queue or busy:
@@ -187,21 +204,23 @@ class Driver:
                 stop = stop or budget.spent_reason(self.config.totals, self._spent(rows)) or (
                     self.setup_failure and f"a run could not be set up on this machine ({self.setup_failure}), so "
                     "every problem would fail alike: fix it, then resume")
-                while queue and stop is None:
-                    key = queue[0]
-                    row = self.ledger.problem(key)
-                    unusable = None if key in checked else _unusable(row)
+                for key in [k for k in queue if k not in checked] if stop is None else []:
                     checked.add(key)
-                    if unusable is not None:  # refused before any process starts
-                        queue.popleft()
+                    if (unusable := _unusable(self.ledger.problem(key))) is not None:  # refused, no process
+                        queue.remove(key)
                         self._record(JobOutcome(key=key, ok=False, failure_kind="problem", failure=unusable),
                                      progress)
                         self.on_progress(progress)
-                        continue
-                    if not free:
+                while queue and stop is None:
+                    picked = alone.pick(queue, self._must_run_alone, free, busy, alone_lanes)
+                    if picked is None:
                         break
-                    queue.popleft()
-                    lane = free.pop(0)
+                    key, lane = picked
+                    queue.remove(key)
+                    free.remove(lane)
+                    if self._must_run_alone(key):
+                        alone_lanes.add(lane.name)
+                    row = self.ledger.problem(key)
                     spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows)
                     self.ledger.start_attempt(key, lane.name)
                     self.ledger.update(key, state="running")
@@ -214,6 +233,7 @@ class Driver:
                     break
                 for lane_name, outcome in self.backend.wait(timeout_s=1.0):
                     free.append(busy.pop(lane_name))
+                    alone_lanes.discard(lane_name)
                     progress.running.pop(lane_name, None)
                     self._record(outcome, progress)
                     if self.ledger.problem(outcome.key).state == "pending":

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from kernelpro.exit_codes import BAD_INPUT, FAILED, NO_IMPROVEMENT, OK, SETUP_FAILED
 from kernelpro.suite.budget import Limits
 
-FailureKind = Literal["problem", "crash", "hang", "lost", "setup"]
+FailureKind = Literal["problem", "crash", "hang", "lost", "setup", "gpu_memory"]
 
 
 class JobSpec(BaseModel):
