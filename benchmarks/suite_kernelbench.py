@@ -68,10 +68,17 @@ def where_gpu_time_went(suite_dir: Path) -> dict:
     ``--share-until-timing``, their seconds holding the device shared, waiting for it alone and alone
     (``device_turn_s``)."""
     verdicts: list[dict] = []
-    for path in suite_dir.glob("suite-*/runs/*/candidates/*.json"):
-        verdicts.append(json.loads(path.read_text()))
     for path in suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl"):
         verdicts += [json.loads(line)["result"] for line in path.read_text().splitlines() if line.strip()]
+    # A candidate answered by another's verdict (a baseline's, a twin's) holds a copy of it: counted once. Runs
+    # that predate ``details.answered_by`` are told by the copy's seconds, phase for phase.
+    seen = {_verdict_key(v) for v in verdicts}
+    for path in sorted(suite_dir.glob("suite-*/runs/*/candidates/*.json")):
+        verdict = json.loads(path.read_text())
+        if (verdict.get("details") or {}).get("answered_by") or _verdict_key(verdict) in seen:
+            continue
+        seen.add(_verdict_key(verdict))
+        verdicts.append(verdict)
     phases: dict[str, float] = {}
     turns: dict[str, float] = {}  # harness.share_until_timing: the jobs' seconds sharing the device and alone
     for verdict in verdicts:
@@ -83,6 +90,11 @@ def where_gpu_time_went(suite_dir: Path) -> dict:
     return {"verdicts": len(verdicts), "elapsed_s": round(sum(v.get("elapsed_s") or 0.0 for v in verdicts), 1),
             "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])},
             **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {})}
+
+
+def _verdict_key(verdict: dict) -> str:
+    details = verdict.get("details") or {}
+    return json.dumps([verdict.get("elapsed_s"), details.get("phase_s"), verdict.get("speedup")])
 
 
 def baseline_table(suite_dir: Path) -> dict:
@@ -160,7 +172,8 @@ def main() -> None:
                              "compiles and checks, and alone only to time, so lanes overlap all but their "
                              "measurements (benchmarks/shared_until_timing.py).")
     parser.add_argument("--tabulate", action="store_true",
-                        help="Only (re)write OUT/baselines.json from the suite already under OUT.")
+                        help="Only (re)write OUT/baselines.json and OUT/gpu_phases.json from the suite already "
+                             "under OUT.")
     parser.add_argument("--resume", action="store_true",
                         help="Finish the suite already under OUT (after a kill); its own budgets and settings hold.")
     parser.add_argument("--retry", default=None,
@@ -175,6 +188,7 @@ def main() -> None:
         return
     if args.tabulate:
         (args.out / "baselines.json").write_text(json.dumps(baseline_table(args.out / "suite"), indent=1))
+        (args.out / "gpu_phases.json").write_text(json.dumps(where_gpu_time_went(args.out / "suite"), indent=1))
         return
     if args.problems is None and not list(args.inputs.glob("KernelBench/level*/*.py")):
         sys.exit(f"no KernelBench problems under {args.inputs}; run with --extract MIRROR first, and carry it")

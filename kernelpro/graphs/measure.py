@@ -22,6 +22,14 @@ from kernelpro.harness.result import EvalResult
 from kernelpro.search.tree import Variant, normalised_source
 
 
+def answered(result: EvalResult, by: str) -> EvalResult:
+    """A copy of ``result`` for a candidate answered by another's verdict (``details.answered_by``), so whoever
+    sums the judge's seconds over a run's verdicts counts that judgment once."""
+    copy = result.model_copy(deep=True)
+    copy.details["answered_by"] = by
+    return copy
+
+
 @node
 def gate(state: OptimizeState, runtime: Ctx) -> Command[Literal["judge"]]:
     ctx, tree = runtime.context, tree_of(state)
@@ -63,13 +71,13 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
             verdicts[variant.id] = (stored, " (recovered from the run directory)")
         elif twin is not None:  # its verdict stands, at no GPU cost; its profile too
             ctx.files.write_source(variant.id, variant.source)  # every logged candidate has its code on disk
-            verdicts[variant.id] = (EvalResult.model_validate(twin.result), f" (the same candidate as {twin.id}: "
-                                                                           "its verdict, not judged again)")
+            verdicts[variant.id] = (answered(EvalResult.model_validate(twin.result), twin.id),
+                                    f" (the same candidate as {twin.id}: its verdict, not judged again)")
             variant.profile_notes, variant.findings = twin.profile_notes, list(twin.findings)
         elif (known := earlier.find(variant.source)) is not None:  # judged before the run by the same judge
             ctx.files.write_source(variant.id, variant.source)
-            verdicts[variant.id] = (known[0].model_copy(deep=True), f" (the same code as {known[1]}: its verdict, "
-                                                                    "not judged again)")
+            verdicts[variant.id] = (answered(known[0], known[1]), f" (the same code as {known[1]}: its verdict, "
+                                                                  "not judged again)")
             answered_before += 1
         else:
             ctx.files.write_source(variant.id, variant.source)
@@ -84,7 +92,8 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
     for group, result in zip(todo.values(), fresh, strict=True):
         verdicts[group[0].id] = (result, "")
         for twin in group[1:]:
-            verdicts[twin.id] = (result, f" (the same candidate as {group[0].id}: its verdict, not judged again)")
+            verdicts[twin.id] = (answered(result, group[0].id),
+                                 f" (the same candidate as {group[0].id}: its verdict, not judged again)")
     events, iteration = [*notes, *record_judged(ctx, firsts, fresh)], state.get("iteration", 0)
     for variant in batch:
         result, note = verdicts[variant.id]

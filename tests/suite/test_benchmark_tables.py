@@ -1,0 +1,55 @@
+"""The figures the suite benchmarks report: the judge's seconds over a suite's verdicts, each counted once, and
+two suites compared on the problems both finished."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.suite.helpers import ledger_with, run_summary
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from compare_suites import compare, read_suite  # noqa: E402
+from suite_kernelbench import where_gpu_time_went  # noqa: E402
+
+
+def verdict(elapsed: float, correctness: float, speedup: float, **details) -> dict:
+    return {"elapsed_s": elapsed, "speedup": speedup,
+            "details": {"phase_s": {"correctness": correctness, "timing": elapsed - correctness}, **details}}
+
+
+def test_a_candidate_answered_by_a_baselines_verdict_is_counted_once(tmp_path):
+    suite = tmp_path / "suite" / "suite-x"
+    baseline = verdict(39.0, 37.5, 2.14)
+    (suite / "logs").mkdir(parents=True)
+    (suite / "logs" / "level2_1.baseline-verdicts.jsonl").write_text(
+        json.dumps({"label": "the suite's compile_max_autotune_no_cudagraphs baseline", "result": baseline}) + "\n")
+    candidates = suite / "runs" / "p020" / "candidates"
+    candidates.mkdir(parents=True)
+    (candidates / "a.json").write_text(json.dumps(baseline))  # an older run's copy, unmarked
+    (candidates / "b.json").write_text(json.dumps(verdict(41.0, 36.6, 2.17)))
+    (candidates / "c.json").write_text(json.dumps(verdict(41.0, 36.6, 2.17, answered_by="b")))  # b's twin
+    (candidates / "b.final.json").write_text(json.dumps(verdict(46.8, 34.1, 2.25)))
+    phases = where_gpu_time_went(tmp_path / "suite")
+    assert (phases["verdicts"], phases["elapsed_s"]) == (3, 126.8)
+    assert phases["phase_s"]["correctness"] == 108.2
+
+
+def test_two_suites_are_compared_on_the_problems_both_finished(tmp_path):
+    def baselines(speedup: float) -> dict:
+        return {"compile_default": {"status": "ok", "speedup": speedup, "speedup_ci95": [speedup - 0.01,
+                                                                                          speedup + 0.01]}}
+    _, before = ledger_with(tmp_path / "a", {
+        "level1/1_a": {"level": 1, "result": run_summary(True, 2.0), "baselines": baselines(1.50)},
+        "level1/2_b": {"level": 1, "result": run_summary(True, 1.2), "baselines": baselines(0.90)}})
+    _, after = ledger_with(tmp_path / "b", {
+        "level1/1_a": {"level": 1, "result": run_summary(True, 2.02), "baselines": baselines(1.80)},
+        "level1/2_b": {"level": 1, "state": "failed", "failure_kind": "gpu_memory", "failure": "CUDA out of memory"}})
+    report = compare(read_suite(before.path), read_suite(after.path))
+    assert report["done_in_both"] == 1 and report["after"]["states"] == {"done": 1, "failed": 1}
+    [row] = [r for r in report["problems"] if "agree" in r]
+    assert row["agree"] == {"best": True, "compile_default": False}  # 2.0 [1.9-2.1] and 2.02; 1.50 and 1.80
+    assert row["after_over_before"] == {"best": 1.01, "compile_default": 1.2}
+    assert report["after_over_before"]["within_5pct"] == 1 and report["intervals_overlap"] == "1/2"
