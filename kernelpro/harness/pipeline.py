@@ -118,6 +118,12 @@ class Lane:
             # the judge's own code asks before timing: a timed verdict without the turn came from elsewhere
             return EvalResult(status="runtime_error", reason="worker_error", device=result.device,
                               message="the job timed without holding the device alone; the verdict is void")
+        if result.out_of_gpu_memory:
+            # other lanes' jobs held memory beside it: judged again, the device held alone from the start
+            again = self.run({k: v for k, v in job.items() if k != "share_until_timing"})
+            again.details["judged_alone_after"] = result.message[:300]
+            again.elapsed_s = round((again.elapsed_s or 0.0) + (result.elapsed_s or 0.0), 3)
+            return again
         return result
 
     def verdict(self, result: EvalResult, found: list[GuardFinding]) -> EvalResult:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+# What torch says when CUDA's allocator cannot serve a request (``torch.OutOfMemoryError``).
+OUT_OF_GPU_MEMORY = re.compile(r"CUDA out of memory|OutOfMemoryError")
 
 Status = Literal["ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected"]
 SpeedVerdict = Literal["faster", "slower", "same", "uncertain"]
@@ -156,6 +160,12 @@ class EvalResult(BaseModel):
     def improves(self) -> bool:
         """Correct, timed on a quiet machine, and faster than the reference beyond its interval."""
         return self.status == "ok" and self.correct and self.speed_verdict == "faster" and not self.contended
+
+    @property
+    def out_of_gpu_memory(self) -> bool:
+        """The GPU ran out of memory: in a model's call, or building it, the candidate or the reference."""
+        return self.status == "runtime_error" and (self.reason == "gpu_out_of_memory"
+                                                   or bool(OUT_OF_GPU_MEMORY.search(self.message)))
 
 
 def rejected(findings: list[GuardFinding], **extra: Any) -> EvalResult:

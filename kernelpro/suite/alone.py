@@ -12,12 +12,11 @@ as one device.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
+from kernelpro.harness.result import OUT_OF_GPU_MEMORY
 from kernelpro.suite.lanes import Lane
 
-OUT_OF_GPU_MEMORY = re.compile(r"CUDA out of memory|out of GPU memory|gpu_out_of_memory")
 KIND = "gpu_memory"
 
 

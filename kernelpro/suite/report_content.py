@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from kernelpro.suite import alone
 from kernelpro.suite.ledger import ProblemRow
 from kernelpro.suite.report_energy import suite_objective
 from kernelpro.suite.scores import FAST_P, ProblemScore, Scores, p_key
@@ -101,6 +102,8 @@ def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[t
         status = row.state if row.state != "done" else ("improved" if score.improved else
                                                          "degenerate" if score.degenerate else
                                                          "kept the reference" if score.correct else "no correct")
+        if row.state in ("pending", "running") and row.failure_kind == alone.KIND:
+            status += ", alone on its GPU (it ran out of GPU memory beside other problems)"
         best = _x(score.speedup)
         if score.correct and not score.improved and score.fastest_candidate is not None:
             best += f" (the reference; fastest candidate {_x(score.fastest_candidate)})"

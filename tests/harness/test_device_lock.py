@@ -216,3 +216,14 @@ def test_a_verdict_timed_without_its_turn_alone_is_void(settings, tmp_path):
         result = lane.run_shared_until_timing(job)  # the job never asks for the turn: it times sharing the device
     assert (result.status, result.reason) == ("runtime_error", "worker_error")
     assert "without holding the device alone" in result.message
+
+
+def test_sharing_until_timing_a_job_that_ran_out_of_gpu_memory_is_judged_again_alone(settings, tmp_path):
+    settings.harness.device_lock, settings.harness.device_lock_dir = "on", tmp_path / "locks"
+    settings.harness.share_until_timing = True
+    with Pipeline("cpu", settings) as pipeline:
+        [result] = pipeline.judge([(problem("scale_relu"), candidate("fault_gpu_out_of_memory"))])
+    assert (result.status, result.reason) == ("runtime_error", "gpu_out_of_memory")
+    assert "CUDA out of memory" in result.details["judged_alone_after"]  # what the shared judgment ran into
+    assert "device_turn" not in result.details  # the verdict's judgment held the device alone throughout
+    assert pipeline.stats.judged == 1

@@ -59,6 +59,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "fault_binary": ("compile_error", "not_python"),
     "fault_dropout_own_draws": ("incorrect", "value_mismatch"),
     "fault_exception": ("runtime_error", "exception"),
+    "fault_gpu_out_of_memory": ("runtime_error", "gpu_out_of_memory"),
     "fault_exit_at_import": ("compile_error", "exit_at_import"),
     "fault_import_error": ("compile_error", "import_error"),
     "fault_infinite_loop": ("timeout", "wall_time"),

@@ -14,6 +14,8 @@ from kernelpro.suite.job import JobOutcome
 from kernelpro.suite.lanes import Lane, gpu_lanes, local_lanes
 from kernelpro.suite.layout import SuiteConfig, create_suite
 from kernelpro.suite.local import LocalBackend
+from kernelpro.suite.report_content import problem_rows
+from kernelpro.suite.scores import suite_scores
 from kernelpro.suite.sources import resolve_sources
 from tests.conftest import DATA
 from tests.suite.helpers import SHORT_TIMING, ledger_with
@@ -58,6 +60,9 @@ def test_running_out_of_gpu_memory_beside_others_puts_the_problem_back_and_alone
     assert (row.state, row.failure_kind, row.gpu_s) == ("pending", "gpu_memory", 12.0)
     assert "CUDA out of memory" in row.failure and progress.failed == 0 and "alone" in progress.last
     assert shared._must_run_alone("level1/31_ELU")
+    rows = ledger.problems()
+    status = {r[0]: r[1] for r in problem_rows(rows, suite_scores(rows)[1])}  # what the report and status say
+    assert status["level1/31_ELU"] == "pending, alone on its GPU (it ran out of GPU memory beside other problems)"
     ledger.start_attempt("level1/31_ELU", "gpu0.0")  # its second attempt, alone on the GPU
     shared._record(failed, progress)
     row = ledger.problem("level1/31_ELU")
