@@ -101,28 +101,28 @@ def test_a_lock_that_cannot_be_opened_is_warned_about_and_the_judgment_goes_on(t
 
 def test_shared_holders_overlap_each_other_never_a_measurement_and_a_waiting_measurement_goes_first(tmp_path):
     harness = HarnessSettings(device_lock="on", device_lock_dir=tmp_path)
-    warming = hold(tmp_path, "cuda:0", 2.0, shared=True)
+    sharing = hold(tmp_path, "cuda:0", 2.0, shared=True)
     try:
         with device_lock("cuda:0", harness, shared=True) as waited:
-            assert waited < 1.0  # two warm-ups at once
+            assert waited < 1.0  # two shared holders at once
         with device_lock("cuda:0", harness) as waited:
-            assert waited > 0.5  # a measurement waits for the warm-up to end
-        warming.wait(timeout=30)
+            assert waited > 0.5  # a measurement waits for the shared hold to end
+        sharing.wait(timeout=30)
         measuring = hold(tmp_path, "cuda:0", 2.0)
         with device_lock("cuda:0", harness, shared=True) as waited:
-            assert waited > 0.5  # and a warm-up for the measurement
+            assert waited > 0.5  # and a shared holder for the measurement
         measuring.wait(timeout=30)
-        # A measurement waiting behind a warm-up holds the turnstile: a warm-up asking after it waits for it too.
-        warming = hold(tmp_path, "cuda:0", 2.0, shared=True)
+        # A measurement waiting behind a shared hold holds the turnstile: a shared holder asking after it waits too.
+        sharing = hold(tmp_path, "cuda:0", 2.0, shared=True)
         measuring = hold(tmp_path, "cuda:0", 2.0, wait=False)
         time.sleep(1.0)  # it is waiting now
         start = time.monotonic()
         with device_lock("cuda:0", harness, shared=True):
-            # the measurement had its turn first (were this warm-up let in ahead of it, it would still be waiting)
+            # the measurement had its turn first (were this shared holder let in ahead of it, it would still be waiting)
             assert measuring.wait(timeout=20) == 0
         assert time.monotonic() - start > 2.5
     finally:
-        for proc in (warming, measuring):
+        for proc in (sharing, measuring):
             if proc.poll() is None:
                 kill(proc)
 
