@@ -33,8 +33,14 @@ class JobOutput(threading.Thread):
         self.total += len(data)
         self.tail = (self.tail + data)[-self.keep:]
 
+    def _read(self) -> bytes:
+        try:
+            return self.stream.read1(65536)
+        except (ValueError, OSError):  # the handle closed the stream under us (a worker stopped): its end
+            return b""
+
     def run(self) -> None:
-        while chunk := self.stream.read1(65536):
+        while chunk := self._read():
             with self.lock:
                 if not self.marker or self.ended.is_set():
                     continue  # between jobs: nobody's output
