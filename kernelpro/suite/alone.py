@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from kernelpro.harness.result import OUT_OF_GPU_MEMORY
 from kernelpro.suite.lanes import Lane
+from kernelpro.suite.ledger import ProblemRow
 
 KIND = "gpu_memory"
 
@@ -33,6 +34,11 @@ def ran_out_beside_others(failure: str, lane_name: str | None, lanes: Iterable[L
     return mine is not None and sum(device_of(lane) == mine for lane in lanes) > 1
 
 
+def waiting(rows: Iterable[ProblemRow]) -> set[str]:
+    """The problems put back to run alone on their GPU."""
+    return {row.key for row in rows if row.failure_kind == KIND}
+
+
 def pick(queue: Iterable[str], needs_alone: Callable[[str], bool], free: list[Lane], busy: dict[str, Lane],
          alone: set[str]) -> tuple[str, Lane] | None:
     """The queued problem to start now, and its lane: a free lane on a GPU where no problem runs alone. A
@@ -42,9 +48,7 @@ def pick(queue: Iterable[str], needs_alone: Callable[[str], bool], free: list[La
     held = {device_of(busy[name]) for name in alone if name in busy}
     open_lanes = [lane for lane in free if device_of(lane) not in held]
     keys = list(queue)
-    for key in [k for k in keys if not needs_alone(k)]:
-        return (key, open_lanes[0]) if open_lanes else None
-    for key in keys:
-        if quiet := [lane for lane in open_lanes if device_of(lane) not in running_on]:
-            return key, quiet[0]
-    return None
+    if (other := next((k for k in keys if not needs_alone(k)), None)) is not None:
+        return (other, open_lanes[0]) if open_lanes else None
+    quiet = [lane for lane in open_lanes if device_of(lane) not in running_on]
+    return (keys[0], quiet[0]) if keys and quiet else None

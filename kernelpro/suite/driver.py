@@ -174,9 +174,6 @@ class Driver:
         if outcome.wall_s > 0:  # a problem refused before it started says nothing of how long one takes
             self._finished_this_session.append(outcome.wall_s)
 
-    def _must_run_alone(self, key: str) -> bool:
-        return self.ledger.problem(key).failure_kind == alone.KIND
-
     def _eta(self, left: int) -> float | None:
         walls = self._finished_this_session
         if not walls:
@@ -211,14 +208,15 @@ class Driver:
                         self._record(JobOutcome(key=key, ok=False, failure_kind="problem", failure=unusable),
                                      progress)
                         self.on_progress(progress)
+                waiting_alone = alone.waiting(rows)
                 while queue and stop is None:
-                    picked = alone.pick(queue, self._must_run_alone, free, busy, alone_lanes)
+                    picked = alone.pick(queue, waiting_alone.__contains__, free, busy, alone_lanes)
                     if picked is None:
                         break
                     key, lane = picked
                     queue.remove(key)
                     free.remove(lane)
-                    if self._must_run_alone(key):
+                    if key in waiting_alone:
                         alone_lanes.add(lane.name)
                     row = self.ledger.problem(key)
                     spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows)

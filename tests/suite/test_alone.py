@@ -3,24 +3,16 @@ runs out alone has failed."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from kernelpro.config import Settings
 from kernelpro.suite import alone
-from kernelpro.suite.budget import Limits
 from kernelpro.suite.driver import Driver, Progress
 from kernelpro.suite.job import JobOutcome
 from kernelpro.suite.lanes import Lane, gpu_lanes, local_lanes
-from kernelpro.suite.layout import SuiteConfig, create_suite
 from kernelpro.suite.local import LocalBackend
 from kernelpro.suite.report_content import problem_rows
 from kernelpro.suite.scores import suite_scores
-from kernelpro.suite.sources import resolve_sources
-from tests.conftest import DATA
-from tests.suite.helpers import SHORT_TIMING, ledger_with
+from tests.suite.helpers import ledger_with, two_problem_cpu_suite
 
-ROOT = Path(__file__).resolve().parents[2]
 OOM = ("the reference itself fails: the reference's Model.forward failed: CUDA out of memory. Tried to allocate "
        "6.00 GiB. GPU 0 has a total capacity of 139.80 GiB of which 5.29 GiB is free.")
 
@@ -59,7 +51,7 @@ def test_running_out_of_gpu_memory_beside_others_puts_the_problem_back_and_alone
     row = ledger.problem("level1/31_ELU")
     assert (row.state, row.failure_kind, row.gpu_s) == ("pending", "gpu_memory", 12.0)
     assert "CUDA out of memory" in row.failure and progress.failed == 0 and "alone" in progress.last
-    assert shared._must_run_alone("level1/31_ELU")
+    assert alone.waiting(ledger.problems()) == {"level1/31_ELU"}
     rows = ledger.problems()
     status = {r[0]: r[1] for r in problem_rows(rows, suite_scores(rows)[1])}  # what the report and status say
     assert status["level1/31_ELU"] == "pending, alone on its GPU (it ran out of GPU memory beside other problems)"
@@ -78,18 +70,7 @@ def test_running_out_of_gpu_memory_beside_others_puts_the_problem_back_and_alone
 
 
 def test_a_problem_put_back_for_memory_runs_after_the_others_with_its_lanes_gpu_to_itself(tmp_path, monkeypatch):
-    for name in [n for n in os.environ if n.startswith("KERNELPRO_")]:
-        monkeypatch.delenv(name)
-    for name, value in {**SHORT_TIMING, "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
-                        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-                        }.items():
-        monkeypatch.setenv(name, value)
-    settings = Settings()
-    settings.suite.cpu_lanes = 2
-    refs = resolve_sources([DATA / "problems" / "scale_relu.py", DATA / "problems" / "repeated_relu.py"])
-    # Each run is a whole `kernelpro optimize` that ends at its first step (no money to spend).
-    config = SuiteConfig(sources=["x"], device="cpu", max_iters=1, no_memory=True, per_problem=Limits(usd=0.0))
-    paths, ledger = create_suite(tmp_path, config, refs)
+    settings, paths, ledger = two_problem_cpu_suite(tmp_path, monkeypatch)
     ledger.update("scale_relu", failure=f"the run failed: {OOM}", failure_kind="gpu_memory")  # put back before
     running: list[dict[str, str]] = []
     Driver(paths, ledger, settings, LocalBackend(local_lanes("cpu", settings)),
