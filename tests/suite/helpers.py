@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from kernelpro.config import Settings
+from kernelpro.suite.budget import Limits
 from kernelpro.suite.layout import SuiteConfig, SuitePaths, create_suite
 from kernelpro.suite.ledger import Ledger
-from kernelpro.suite.sources import ProblemRef
+from kernelpro.suite.sources import ProblemRef, resolve_sources
+from tests.conftest import DATA
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Timing short enough for tests, inherited by the child processes of the suite tests that start real runs.
 SHORT_TIMING = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
@@ -39,3 +47,21 @@ def ledger_with(tmp_path: Path, problems: dict[str, dict[str, Any]], objective: 
                       failure=spec.get("failure"), failure_kind=spec.get("failure_kind"),
                       gpu_s=(result or {}).get("gpu_seconds", 0.0), usd=(result or {}).get("llm_cost_usd", 0.0))
     return paths, ledger
+
+
+def two_problem_cpu_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Settings, SuitePaths, Ledger]:
+    """A suite of two problems (scale_relu, repeated_relu) for two CPU lanes, in an environment of its own whose
+    runs are each a whole `kernelpro optimize` that ends at its first step (no money to spend): a test pays for
+    runs side by side, not for searches (tests/cli/test_suite.py judges)."""
+    for name in [n for n in os.environ if n.startswith("KERNELPRO_")]:
+        monkeypatch.delenv(name)
+    for name, value in {**SHORT_TIMING, "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
+                        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+                        }.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings()
+    settings.suite.cpu_lanes = 2
+    refs = resolve_sources([DATA / "problems" / "scale_relu.py", DATA / "problems" / "repeated_relu.py"])
+    config = SuiteConfig(sources=["x"], device="cpu", max_iters=1, no_memory=True, per_problem=Limits(usd=0.0))
+    paths, ledger = create_suite(tmp_path, config, refs)
+    return settings, paths, ledger

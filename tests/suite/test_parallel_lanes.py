@@ -4,36 +4,15 @@ directory, and the ledger (the driver its only writer) ends consistent with what
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
-from kernelpro.config import Settings
-from kernelpro.suite.budget import Limits
 from kernelpro.suite.driver import Driver, Progress
 from kernelpro.suite.lanes import local_lanes
-from kernelpro.suite.layout import SuiteConfig, create_suite
 from kernelpro.suite.local import LocalBackend
-from kernelpro.suite.sources import resolve_sources
-from tests.conftest import DATA
-from tests.suite.helpers import SHORT_TIMING
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.suite.helpers import two_problem_cpu_suite
 
 
 def test_two_problems_run_at_once_in_two_lanes_with_their_own_runs(tmp_path, monkeypatch):
-    for name in [n for n in os.environ if n.startswith("KERNELPRO_")]:
-        monkeypatch.delenv(name)
-    for name, value in {**SHORT_TIMING, "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
-                        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-                        }.items():
-        monkeypatch.setenv(name, value)
-    settings = Settings()
-    settings.suite.cpu_lanes = 2
-    refs = resolve_sources([DATA / "problems" / "scale_relu.py", DATA / "problems" / "repeated_relu.py"])
-    # No money to spend: each run is a whole `kernelpro optimize` that ends at its first step, so the test pays
-    # for two runs side by side, not for two searches (tests/cli/test_suite.py judges).
-    config = SuiteConfig(sources=["x"], device="cpu", max_iters=1, no_memory=True, per_problem=Limits(usd=0.0))
-    paths, ledger = create_suite(tmp_path, config, refs)
+    settings, paths, ledger = two_problem_cpu_suite(tmp_path, monkeypatch)
     at_once: list[int] = []
 
     def seen(progress: Progress) -> None:
