@@ -68,7 +68,10 @@ def locks(device: str, harness: HarnessSettings) -> bool:
 
 
 def _lock_files(device: str, harness: HarnessSettings) -> tuple[int, int] | None:
-    """The device's turnstile and lock files, opened; None (with a warning) when they cannot be."""
+    """The device's turnstile and lock files, opened; None when ``harness.device_lock`` leaves the device
+    unlocked, or (with a warning) when they cannot be opened."""
+    if not locks(device, harness):
+        return None
     key = device_key(device)
     opened: list[int] = []
     try:
@@ -121,7 +124,7 @@ class SharedTurn:
 def shared_until_exclusive(device: str, harness: HarnessSettings) -> Iterator[SharedTurn]:
     """Hold ``device``'s lock shared for the block, until the block calls ``take_exclusive`` on what it gets
     (whose ``waited_s`` counts the seconds spent waiting). An unlocked device gives a turn that locks nothing."""
-    files = _lock_files(device, harness) if locks(device, harness) else None
+    files = _lock_files(device, harness)
     turn = SharedTurn(files)
     try:
         if files is not None:
@@ -140,7 +143,7 @@ def device_lock(device: str, harness: HarnessSettings, shared: bool = False) -> 
     ``shared``: held beside other shared holders, never beside an exclusive one (a measurement). The lock
     prefers the exclusive: a turnstile file, held while waiting for the lock and let go once it is held, keeps
     new shared holders from starving a measurement that waits."""
-    files = _lock_files(device, harness) if locks(device, harness) else None
+    files = _lock_files(device, harness)
     if files is None:
         yield 0.0
         return
