@@ -65,8 +65,8 @@ def where_gpu_time_went(suite_dir: Path) -> dict:
     """Every verdict the suite's jobs took (baselines, candidates, finalists' re-judgments): how many, their
     seconds in the worker, which held the device, and those seconds by the judge's phases (``phase_s``), so a
     slow suite says whether loading, compiling on the first call (``correctness``) or timing cost it; with
-    ``--share-until-timing``, their seconds holding the device shared, waiting for it alone and alone
-    (``device_turn_s``)."""
+    ``--share-until-timing``, their seconds holding the device shared, letting it go while compiling, waiting
+    for it and holding it alone (``device_turn_s``)."""
     verdicts: list[dict] = []
     for path in suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl"):
         verdicts += [json.loads(line)["result"] for line in path.read_text().splitlines() if line.strip()]
@@ -86,7 +86,8 @@ def where_gpu_time_went(suite_dir: Path) -> dict:
         for phase, seconds in (details.get("phase_s") or {}).items():
             phases[phase] = phases.get(phase, 0.0) + seconds
         for part, seconds in (details.get("device_turn") or {}).items():
-            turns[part] = turns.get(part, 0.0) + seconds
+            if part.endswith("_s"):
+                turns[part] = turns.get(part, 0.0) + seconds
     return {"verdicts": len(verdicts), "elapsed_s": round(sum(v.get("elapsed_s") or 0.0 for v in verdicts), 1),
             "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])},
             **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {})}

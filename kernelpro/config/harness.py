@@ -133,12 +133,12 @@ class HarnessSettings(BaseModel):
     kernelpro process on the machine (``harness/device_lock.py``), so processes sharing a GPU never time each
     other's kernels: ``auto`` locks GPUs, ``on`` the CPU too, ``off`` nothing."""
     share_until_timing: bool = False
-    """With a long-lived worker on a locked device: each job holds the device lock shared while it loads, builds,
-    compiles (autotuning included) and checks the candidate, beside other lanes doing the same, and takes it
-    alone for its timing only (``device_lock.SharedTurn``), so lanes on one GPU overlap all but their
-    measurements. A job that fails before timing never waits for the device alone, unless it ran out of GPU
+    """With a long-lived worker on a locked device: each job holds the device lock shared while it loads, builds
+    and checks the candidate, beside other lanes doing the same, lets it go while Dynamo compiles (taking it
+    back for autotuning's benchmarks; ``device_turns``), and takes it alone for its timing only
+    (``device_lock.SharedTurn``), so lanes on one GPU overlap all but their measurements. A job that fails before timing never waits for the device alone, unless it ran out of GPU
     memory: then it is judged again holding the device alone throughout (``details.judged_alone_after``). The
-    verdict's ``details.device_turn`` says how long the job held it shared and alone. Off: the whole job holds
+    verdict's ``details.device_turn`` says how long the job held it shared, let it go, waited and held it alone. Off: the whole job holds
     it alone."""
     device_lock_dir: Path | None = None
     """Where the lock files live; None: ``kernelpro-device-locks`` in the system's temporary directory, shared

@@ -5,9 +5,9 @@ Two processes timing on one GPU at once read each other's kernels as their own: 
 ``flock`` on the device's lock file while a worker judges a candidate (correctness, timing, energy) and while
 Nsight Compute profiles; what needs no device (process starts, imports, compiles, model calls) runs outside
 it, so several lanes on one GPU overlap everything but the measurements. A long-lived worker's job may hold the
-lock shared until it times (``harness.share_until_timing``): loading, compiling, autotuning and the correctness
-checks then overlap other such work, and the job takes the lock alone for its timing only
-(``SharedTurn.take_exclusive``). The kernel drops a flock when its holder's file closes or the process dies, so a
+lock shared until it times (``harness.share_until_timing``): loading, autotuning and the correctness checks
+then overlap other such work, the lock is let go while the job compiles (``SharedTurn.let_go``), and the job
+takes it alone for its timing only (``SharedTurn.take_exclusive``). The kernel drops a flock when its holder's file closes or the process dies, so a
 killed run never leaves a device locked.
 
 A device's key is its physical identity: ``CUDA_VISIBLE_DEVICES``' entry for a visible index (a suite's lane
@@ -99,25 +99,61 @@ def _through_turnstile(turnstile: int, fd: int, mode: int) -> float:
 
 class SharedTurn:
     """The device's lock held shared, for as long as the block lasts, until ``take_exclusive`` makes it the
-    device's only holder (a job's timing after its checks)."""
+    device's only holder (a job's timing after its checks). In between, ``let_go`` drops the shared hold while
+    the job needs no device (it compiles) and ``take_shared`` takes it back. ``spans`` counts the seconds in
+    each state: ``shared``, ``released``, ``waited_shared`` (to take it back), ``waited_alone``, ``alone``;
+    ``taken_back`` how often it was taken back (once after each compile, once for each benchmark inside one)."""
 
     def __init__(self, files: tuple[int, int] | None) -> None:
         self.files = files
         self.waited_s = 0.0
         self.exclusive = False
+        self.held = True
+        self.taken_back = 0
+        self.spans = dict.fromkeys(("shared", "released", "waited_shared", "waited_alone", "alone"), 0.0)
+        self._state, self._since = "shared", time.monotonic()
+
+    def _enter(self, state: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self.spans[self._state] += now - self._since
+        self._state, self._since = state, now
+
+    def close(self) -> None:
+        self._enter(self._state)
+
+    def _wait(self, mode: int, waiting: str, then: str) -> float:
+        self._enter(waiting)
+        waited = _through_turnstile(*self.files, mode) if self.files is not None else 0.0
+        self._enter(then)
+        self.waited_s += waited
+        return waited
+
+    def let_go(self) -> None:
+        """Drop the shared hold (no-op once alone, or when not held)."""
+        if self.exclusive or not self.held:
+            return
+        if self.files is not None:
+            fcntl.flock(self.files[1], fcntl.LOCK_UN)
+        self.held = False
+        self._enter("released")
+
+    def take_shared(self) -> float:
+        """Hold the lock shared again after ``let_go``; the seconds spent waiting (for a measurement)."""
+        if self.exclusive or self.held:
+            return 0.0
+        self.held = True
+        self.taken_back += 1
+        return self._wait(fcntl.LOCK_SH, "waited_shared", "shared")
 
     def take_exclusive(self) -> float:
         """Hold the lock alone from now on; the seconds spent waiting for it. The shared hold is let go first:
         two holders upgrading at once would otherwise each wait for the other's shared hold to end."""
-        if self.files is None or self.exclusive:
-            self.exclusive = True
+        if self.exclusive:
             return 0.0
-        turnstile, fd = self.files
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        waited = _through_turnstile(turnstile, fd, fcntl.LOCK_EX)
-        self.exclusive = True
-        self.waited_s += waited
-        return waited
+        if self.files is not None and self.held:
+            fcntl.flock(self.files[1], fcntl.LOCK_UN)
+        self.exclusive = self.held = True
+        return self._wait(fcntl.LOCK_EX, "waited_alone", "alone")
 
 
 @contextmanager
@@ -125,12 +161,13 @@ def shared_until_exclusive(device: str, harness: HarnessSettings) -> Iterator[Sh
     """Hold ``device``'s lock shared for the block, until the block calls ``take_exclusive`` on what it gets
     (whose ``waited_s`` counts the seconds spent waiting). An unlocked device gives a turn that locks nothing."""
     files = _lock_files(device, harness)
+    waited = _through_turnstile(*files, fcntl.LOCK_SH) if files is not None else 0.0
     turn = SharedTurn(files)
+    turn.waited_s = waited
     try:
-        if files is not None:
-            turn.waited_s = _through_turnstile(*files, fcntl.LOCK_SH)
         yield turn
     finally:
+        turn.close()
         for fd in files or ():
             os.close(fd)  # closing a file drops its lock
 

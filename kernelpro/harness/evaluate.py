@@ -32,6 +32,7 @@ from kernelpro.harness.compare import (
     flatten,
 )
 from kernelpro.harness.compile_watch import reporting_compiles
+from kernelpro.harness.device_turns import DeviceTurns
 from kernelpro.harness.evaluation_guards import Guards
 from kernelpro.harness.loader import (
     Verdict,
@@ -58,7 +59,8 @@ class Evaluation(Guards, ModelCalls):
         self.job = job
         self.workdir = workdir
         self.emit = emit
-        self.await_turn = await_turn  # blocks until the judge holds the device alone (harness.share_until_timing)
+        # the job's hold on the device, which it shares until timing (harness.share_until_timing)
+        self.turns = DeviceTurns(emit, await_turn, bool(job.get("share_until_timing")))
         self.settings = HarnessSettings.model_validate(job["harness"])
         self.device = torch.device(job["device"])
         self.findings: list[GuardFinding] = []
@@ -76,7 +78,8 @@ class Evaluation(Guards, ModelCalls):
     def run(self) -> EvalResult:
         """The verdict, with what the judge found about the problem itself, whatever the verdict."""
         try:
-            with reporting_compiles(self.emit):  # compiling is not hanging: the deadline does not count it
+            # compiling is not hanging: the deadline does not count it; nor does it need the device
+            with reporting_compiles(self.emit, self.turns):
                 return self.checks.attach(self.judge())
         except Verdict as failure:
             self.checks.attach(failure.result)
@@ -183,10 +186,11 @@ class Evaluation(Guards, ModelCalls):
     def take_device_alone(self) -> None:
         """With the device lock held shared so far (``share_until_timing``), ask the judge for it alone and wait
         until it says so: nothing another lane does on the device overlaps the timing."""
-        if self.job.get("share_until_timing") and self.await_turn is not None:
+        if self.turns.state in ("shared", "released", "lent"):
             self.enter("waiting for the device")
-            self.emit({"turn": "exclusive"})
-            self.await_turn()
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()  # what the checks left cached is room for the jobs beside this one
+            self.turns.alone()
 
     def time_and_check(self, result: EvalResult) -> None:
         self.enter("timing")

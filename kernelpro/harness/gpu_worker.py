@@ -6,7 +6,9 @@ Then each line is a job carrying its own nonce and working directory; the worker
 message with that job's nonce: ``{"phase": "start"}`` on receipt, phases as it goes, ``{"result": ...}``,
 then, after putting the process back as it was, ``{"ready": true, "problems": [...]}``. A job that holds the
 device lock shared until it times (``share_until_timing``) says ``{"turn": "exclusive"}`` before timing and
-waits for the line ``{"go": true}`` on JOB_FD: the judge sends it once it holds the device alone. On the CPU
+waits for the line ``{"go": true}`` on JOB_FD: the judge sends it once it holds the device alone. While it
+compiles it lets the device go (``{"turn": "none"}``) and asks it back (``{"turn": "shared"}``, answered the same
+way; ``device_turns``). On the CPU
 each job runs in a fork of the worker and a job that dies without a result is reported as ``{"exited": code}``.
 Between the result and ``ready`` it writes ``OUTPUT_MARKER`` and the nonce to stdout, so the judge can tell one
 job's output from the next one's. stdin is empty: a candidate reading it gets end-of-file, as in a fresh worker.
@@ -89,7 +91,8 @@ def _warm_up(device: str, preload: list[str]) -> None:
 
 
 def _turn_reader(jobs: BinaryIO) -> Callable[[], None]:
-    """What a job calls to wait for its exclusive turn on the device: the judge's ``{"go": true}`` line."""
+    """What a job calls to wait for its turn on the device (alone, or shared again): the judge's ``{"go": true}``
+    line."""
     def await_turn() -> None:
         line = jobs.readline()
         if not line or json.loads(line).get("go") is not True:

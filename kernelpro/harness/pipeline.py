@@ -14,7 +14,6 @@ import contextlib
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import wait
 from dataclasses import dataclass, field
@@ -105,15 +104,12 @@ class Lane:
     def run_shared_until_timing(self, job: dict[str, Any]) -> EvalResult:
         """One job with the device lock held shared until the job asks for it alone, to time."""
         with shared_until_exclusive(self.device, self.settings.harness) as turn:
-            started = time.monotonic()
-            outcome = self.worker.run(job, on_turn=turn.take_exclusive)
-            ended = time.monotonic()
+            outcome = self.worker.run(job, turn)
         self.lock_wait_s += turn.waited_s
         result = classify(outcome, self.settings)
-        alone_s = ended - outcome.alone_since if outcome.alone_since is not None else 0.0
-        result.details["device_turn"] = {"shared_s": round(ended - started - alone_s - outcome.turn_waited_s, 3),
-                                         "waited_alone_s": round(outcome.turn_waited_s, 3),
-                                         "alone_s": round(alone_s, 3)}
+        # shared, released (compiling), waited_shared (to take it back), waited_alone, alone: seconds in each
+        result.details["device_turn"] = {**{f"{state}_s": round(seconds, 3) for state, seconds in turn.spans.items()},
+                                         "taken_back": turn.taken_back}
         if result.status == "ok" and result.speedup is not None and not turn.exclusive:
             # the judge's own code asks before timing: a timed verdict without the turn came from elsewhere
             return EvalResult(status="runtime_error", reason="worker_error", device=result.device,

@@ -176,7 +176,7 @@ def uses_compiler(source: str) -> bool:
 def evaluate_job(job: dict[str, Any], workdir: Path, emit: Emit,
                  await_turn: Callable[[], None] | None = None) -> Any:
     """Judge one job in this process and return its ``EvalResult``, whatever the candidate does; ``await_turn``
-    blocks until the judge holds the device alone (a job that shares it until timing)."""
+    blocks until the judge gives the job the turn on the device it asked for (a job that shares it until timing)."""
     from kernelpro.harness.evaluate import Evaluation
     from kernelpro.harness.loader import Verdict
     from kernelpro.harness.result import EvalResult

@@ -17,13 +17,13 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 import psutil
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.deadline import Deadline
+from kernelpro.harness.device_lock import SharedTurn
 from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, worker_environment
 from kernelpro.harness.worker_dirs import make_worker_dir
 from kernelpro.harness.worker_streams import Channel, JobOutput
@@ -116,14 +116,14 @@ class LongLivedWorker:
         self.stop()
 
     # -- jobs -------------------------------------------------------------------------------------
-    def run(self, job: dict[str, Any], on_turn: Callable[[], float] | None = None) -> WorkerOutcome:
-        """Judge one job. Raises ``WorkerStartError`` only when no worker can be started at all. ``on_turn``: when
-        the job asks for the device alone (``{"turn": "exclusive"}``, before timing), called to take it; it
-        returns the seconds it waited, which count neither against the job's time limit nor in its elapsed."""
+    def run(self, job: dict[str, Any], turn: SharedTurn | None = None) -> WorkerOutcome:
+        """Judge one job. Raises ``WorkerStartError`` only when no worker can be started at all. ``turn``: the
+        device lock the job holds shared until timing, changed as the job asks (``device_turns``); the seconds
+        spent waiting for it count neither against the job's time limit nor in its elapsed."""
         for _attempt in range(2):
             if self.proc is None:
                 self.start()
-            outcome = self._run_once(job, on_turn)
+            outcome = self._run_once(job, turn)
             if outcome is not None:
                 return outcome
             self.restart_later("the worker did not accept a job")
@@ -164,7 +164,7 @@ class LongLivedWorker:
                 return None
         return None
 
-    def _run_once(self, job: dict[str, Any], on_turn: Callable[[], float] | None) -> WorkerOutcome | None:
+    def _run_once(self, job: dict[str, Any], turn: SharedTurn | None) -> WorkerOutcome | None:
         """One attempt; None when the worker never acknowledged the job (it was broken before the job began)."""
         nonce = secrets.token_hex(16)
         workdir = make_worker_dir("kernelpro-worker-", self.home)  # inside the worker's own, its only writable one
@@ -174,7 +174,7 @@ class LongLivedWorker:
         try:
             if not self._send({**job, "nonce": nonce, "workdir": workdir}):
                 return None
-            accepted = self._watch(nonce, outcome, started, on_turn)
+            accepted = self._watch(nonce, outcome, started, turn)
             if not accepted:
                 return None
             outcome.elapsed_s = time.monotonic() - started - outcome.turn_waited_s
@@ -200,18 +200,31 @@ class LongLivedWorker:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _give_turn(self, outcome: WorkerOutcome, deadline: Deadline, on_turn: Callable[[], float] | None) -> None:
-        """The job's one turn on the device alone: taken (``on_turn``), then the job told to go on. A second
-        request gets nothing: the job's own code sent one of them, and waits on for its answer."""
-        if outcome.alone_since is not None:
+    def _change_turn(self, asked: Any, outcome: WorkerOutcome, deadline: Deadline, turn: SharedTurn | None) -> None:
+        """The job's hold on the device changed as it asks (``device_turns``); a request that waits is answered
+        ``{"go": true}`` once granted. The device alone comes once a job; the device shared again only after
+        the job let it go: any other request gets nothing (the job's own code sent one of them, and waits on
+        for its answer)."""
+        if asked == "none":
+            if outcome.alone_since is None and not outcome.device_let_go:
+                outcome.device_let_go = True
+                if turn is not None:
+                    turn.let_go()
             return
-        waited = on_turn() if on_turn is not None else 0.0
-        outcome.turn_waited_s, outcome.alone_since = waited, time.monotonic()
+        if asked == "shared" and outcome.device_let_go:
+            outcome.device_let_go = False
+            waited = turn.take_shared() if turn is not None else 0.0
+        elif asked == "exclusive" and outcome.alone_since is None:
+            outcome.device_let_go = False
+            waited = turn.take_exclusive() if turn is not None else 0.0
+            outcome.alone_since = time.monotonic()
+        else:
+            return
+        outcome.turn_waited_s += waited
         deadline.pause(waited)
         self._send({"go": True})
 
-    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float,
-               on_turn: Callable[[], float] | None = None) -> bool:
+    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float, turn: SharedTurn | None = None) -> bool:
         """Wait for the result within the limits. False if the worker never acknowledged the job."""
         accepted = False
         deadline = Deadline(self.settings, started)
@@ -224,8 +237,8 @@ class LongLivedWorker:
                 deadline.observe(message)
                 if "phase" in message:
                     outcome.phases.append(str(message["phase"]))
-                if message.get("turn") == "exclusive":
-                    self._give_turn(outcome, deadline, on_turn)
+                if "turn" in message:
+                    self._change_turn(message["turn"], outcome, deadline, turn)
                 if "result" in message:
                     outcome.result = message["result"]
                 if "exited" in message:

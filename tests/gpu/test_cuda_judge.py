@@ -51,6 +51,20 @@ def test_a_job_shares_the_gpu_until_it_times_on_cuda(settings, tmp_path):
     assert turn["shared_s"] > 0 and turn["alone_s"] > 0 and "waiting for the device" in result.details["phase_s"]
 
 
+def test_a_max_autotune_compile_lets_the_gpu_go_and_takes_it_back_for_each_benchmark(settings, tmp_path):
+    from kernelpro.search.recipes import recipes_for
+
+    settings.harness.device_lock_dir, settings.harness.share_until_timing = tmp_path, True
+    matmul_relu = problem("matmul_relu")
+    source = next(r.source for r in recipes_for(matmul_relu, "cuda") if r.name == "compile_max_autotune_no_cudagraphs")
+    with Pipeline("cuda", settings) as pipeline:
+        [result] = pipeline.judge([(matmul_relu, source)])
+    assert result.status == "ok", result.message
+    turn = result.details["device_turn"]
+    assert turn["released_s"] > 1.0 and turn["alone_s"] > 0
+    assert turn["taken_back"] > 2  # the compile's end, and autotuning's benchmarks of the matmul's choices
+
+
 def test_side_stream_work_is_rejected(settings):
     result = dynamic("cheat_extra_stream", settings)
     assert (result.status, result.reason) == ("rejected", "extra_stream"), result.message

@@ -227,3 +227,55 @@ def test_sharing_until_timing_a_job_that_ran_out_of_gpu_memory_is_judged_again_a
     assert "CUDA out of memory" in result.details["judged_alone_after"]  # what the shared judgment ran into
     assert "device_turn" not in result.details  # the verdict's judgment held the device alone throughout
     assert pipeline.stats.judged == 1
+
+
+PROBE = """
+import fcntl, os, sys, time
+lock, turnstile = (os.open(path, os.O_RDWR | os.O_CREAT, 0o666) for path in sys.argv[1:3])
+print("probing", flush=True)
+def free(fd):
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+while free(lock):  # until the job holds the device
+    fcntl.flock(lock, fcntl.LOCK_UN)
+    time.sleep(0.005)
+while not free(lock):  # until it lets it go
+    time.sleep(0.01)
+print("alone", time.monotonic(), flush=True)
+while free(turnstile):  # measuring, until the job waits at the turnstile to take the device back
+    fcntl.flock(turnstile, fcntl.LOCK_UN)
+    time.sleep(0.01)
+time.sleep(1.0)
+"""
+
+
+def test_sharing_until_timing_a_compiling_job_lets_the_device_go_and_waits_to_take_it_back(settings, tmp_path):
+    from kernelpro.search.recipes import recipes_for
+
+    settings.harness.device_lock, settings.harness.device_lock_dir = "on", tmp_path / "locks"
+    settings.harness.share_until_timing, settings.harness.timing_budget_s = True, 0.5
+    scale_relu = problem("scale_relu")
+    compiled = next(r.source for r in recipes_for(scale_relu, "cpu") if r.name == "compile_default")
+    with Pipeline("cpu", settings) as pipeline:
+        pipeline.lanes[0].worker.start()
+        files = [settings.harness.device_lock_dir / f"{device_key('cpu')}.{name}" for name in ("lock", "turnstile")]
+        files[0].parent.mkdir(parents=True, exist_ok=True)
+        measuring = subprocess.Popen([sys.executable, "-c", PROBE, *map(str, files)], stdout=subprocess.PIPE,
+                                     text=True, start_new_session=True)  # another lane's measurement
+        try:
+            assert measuring.stdout.readline().strip() == "probing"
+            [result] = pipeline.judge([(scale_relu, compiled)])
+            ended = time.monotonic()
+            line = measuring.stdout.readline().split()
+        finally:
+            kill_alive(measuring)
+    assert result.status == "ok" and result.speedup is not None, result.message
+    assert line[:1] == ["alone"] and float(line[1]) < ended  # it measured while the job was compiling
+    turn = result.details["device_turn"]
+    assert turn["released_s"] > 0.5 and turn["alone_s"] > 0 and turn["shared_s"] > 0
+    assert turn["waited_shared_s"] > 0.8  # its compile over, it waited for the measurement to end
+    held = turn["shared_s"] + turn["released_s"] + turn["alone_s"]
+    assert turn["taken_back"] == 1 and result.elapsed_s < held + 1.0  # waits are not the job's time

@@ -1,0 +1,92 @@
+"""A job's side of sharing the device until timing: what it tells the judge as it compiles, benchmarks inside a
+compile and times, and Inductor's real benchmarker holding the device for each benchmark."""
+
+from __future__ import annotations
+
+import torch
+
+from kernelpro.harness.compile_watch import reporting_compiles
+from kernelpro.harness.device_turns import DeviceTurns, benchmarks_hold_the_device
+
+
+class Judge:
+    """The judge's end of the channel: the messages, and the answers the job waited for."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+        self.answers = 0
+
+    def emit(self, message: dict) -> None:
+        if "turn" in message:
+            self.said.append(message["turn"])
+
+    def go(self) -> None:
+        self.answers += 1
+
+
+def test_a_sharing_job_lets_the_device_go_while_dynamo_compiles_and_takes_it_back_to_benchmark_and_run():
+    judge = Judge()
+    turns = DeviceTurns(judge.emit, judge.go, sharing=True)
+    turns.compile_started("DYNAMO")
+    with turns.lent_back():
+        with turns.lent_back():  # nested benchmark calls ask once
+            pass
+    turns.compile_ended()
+    assert judge.said == ["none", "shared", "none", "shared"] and judge.answers == 2
+    turns.compile_started("CUDAGRAPH_RECORDING")  # runs kernels: the device is kept
+    turns.compile_started(None)  # a Dynamo that does not say why: kept too
+    turns.compile_ended()
+    with turns.lent_back():  # a benchmark outside a compile holds the device already
+        pass
+    assert judge.said == ["none", "shared", "none", "shared"]
+    turns.alone()
+    turns.alone()
+    turns.compile_started("DYNAMO")  # a compile while timing keeps the device alone
+    turns.compile_ended()
+    assert judge.said[-1:] == ["exclusive"] and judge.answers == 3
+
+
+def test_a_job_that_does_not_share_the_device_says_nothing():
+    judge = Judge()
+    turns = DeviceTurns(judge.emit, judge.go, sharing=False)
+    turns.compile_started("DYNAMO")
+    with turns.lent_back():
+        pass
+    turns.compile_ended()
+    turns.alone()
+    assert judge.said == [] and judge.answers == 0
+    assert DeviceTurns(judge.emit, None, sharing=True).state == "held"  # no way to wait: nothing to share
+
+
+def test_inductors_benchmarker_takes_the_device_back_for_each_benchmark_and_is_restored_after():
+    from torch._inductor.runtime.benchmarking import benchmarker
+
+    judge = Judge()
+    turns = DeviceTurns(judge.emit, judge.go, sharing=True)
+    with benchmarks_hold_the_device(turns):
+        turns.compile_started("DYNAMO")
+        ms = benchmarker.benchmark(lambda: torch.ones(8).sum(), device="cpu", warmup=1, rep=1)
+        turns.compile_ended()
+    assert ms >= 0
+    assert judge.said == ["none", "shared", "none", "shared"]
+    assert "benchmark" not in vars(benchmarker)  # the class's own methods again
+
+
+def test_dynamo_compiles_are_reported_and_release_the_device_of_a_sharing_job():
+    import torch._dynamo  # noqa: F401 - the worker imports it for candidates that compile
+
+    judge = Judge()
+    compiling: list[bool] = []
+
+    def emit(message: dict) -> None:
+        judge.emit(message)
+        if "compiling" in message:
+            compiling.append(message["compiling"])
+
+    turns = DeviceTurns(emit, judge.go, sharing=True)
+    torch._dynamo.reset()
+    with reporting_compiles(emit, turns):
+        compiled = torch.compile(lambda x: torch.relu(x) * 2, backend="eager")
+        compiled(torch.ones(4))
+    assert compiling[:1] == [True] and compiling[-1:] == [False]
+    assert judge.said == ["none", "shared"] and turns.state == "shared"
