@@ -136,10 +136,18 @@ class HarnessSettings(BaseModel):
     """With a long-lived worker on a locked device: each job holds the device lock shared while it loads, builds
     and checks the candidate, beside other lanes doing the same, lets it go while Dynamo compiles (taking it
     back for autotuning's benchmarks; ``device_turns``), and takes it alone for its timing only
-    (``device_lock.SharedTurn``), so lanes on one GPU overlap all but their measurements. A job that fails before timing never waits for the device alone, unless it ran out of GPU
-    memory: then it is judged again holding the device alone throughout (``details.judged_alone_after``). The
-    verdict's ``details.device_turn`` says how long the job held it shared, let it go, waited and held it alone. Off: the whole job holds
-    it alone."""
+    (``device_lock.SharedTurn``), so lanes on one GPU overlap all but their measurements. A job that fails
+    before timing never waits for the device alone, unless it ran out of GPU memory: then it is judged again
+    holding the device alone throughout (``details.judged_alone_after``). The verdict's ``details.device_turn``
+    says how long the job held it shared, let it go, waited and held it alone. Off: the whole job holds it
+    alone."""
+    release_while_compiling: Literal["auto", "on", "off"] = "auto"
+    """With ``share_until_timing``: a job lets the device lock go while Dynamo compiles, taking it back (shared)
+    for each of Inductor's benchmarks and at the compile's end (``harness/device_turns.py``), so another lane's
+    measurement need not wait for the compile. ``auto``: on GPUs only. On the CPU the compile runs on the very
+    device another lane times, and moves its figures (``benchmarks/release_while_compiling.py``); ``on`` releases
+    there too. ``off``: the job holds the lock shared through its compiles, and a measurement waits for every
+    other lane's current compile, minutes under ``max-autotune``."""
     device_lock_dir: Path | None = None
     """Where the lock files live; None: ``kernelpro-device-locks`` in the system's temporary directory, shared
     by every user of the machine."""

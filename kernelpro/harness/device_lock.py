@@ -7,8 +7,8 @@ Nsight Compute profiles; what needs no device (process starts, imports, compiles
 it, so several lanes on one GPU overlap everything but the measurements. A long-lived worker's job may hold the
 lock shared until it times (``harness.share_until_timing``): loading, autotuning and the correctness checks
 then overlap other such work, the lock is let go while the job compiles (``SharedTurn.let_go``), and the job
-takes it alone for its timing only (``SharedTurn.take_exclusive``). The kernel drops a flock when its holder's file closes or the process dies, so a
-killed run never leaves a device locked.
+takes it alone for its timing only (``SharedTurn.take_exclusive``). The kernel drops a flock when its holder's
+file closes or the process dies, so a killed run never leaves a device locked.
 
 A device's key is its physical identity: ``CUDA_VISIBLE_DEVICES``' entry for a visible index (a suite's lane
 sees its GPU as GPU 0), so the same GPU gets the same lock in every process. Two processes that name one GPU

@@ -28,14 +28,22 @@ Emit = Callable[[dict[str, Any]], None]
 DEVICE_FREE_TRIGGERS = {"DYNAMO", "LAZY_BACKWARD"}
 
 
+def releases_while_compiling(setting: str, device: str) -> bool:
+    """``harness.release_while_compiling`` on ``device``: ``auto`` on GPUs only, since on the CPU the compile
+    runs on the device itself."""
+    return setting == "on" or (setting == "auto" and device.startswith("cuda"))
+
+
 class DeviceTurns:
     """The job's side of the hold: ``shared`` (held beside other jobs' checks), ``released`` (compiling),
     ``lent`` (released, but benchmarking inside the compile), ``alone`` (timing). A job that does not share
     the device (``sharing`` False) says nothing: the judge holds it alone throughout."""
 
-    def __init__(self, emit: Emit, await_go: Callable[[], None] | None, sharing: bool) -> None:
+    def __init__(self, emit: Emit, await_go: Callable[[], None] | None, sharing: bool,
+                 release_while_compiling: bool = True) -> None:
         self.emit, self.await_go = emit, await_go
         self.state = "shared" if sharing and await_go is not None else "held"
+        self.release_while_compiling = release_while_compiling
         self.lock = threading.RLock()  # compiles and benchmarks may run on more than one thread
 
     def _ask(self, turn: str) -> None:
@@ -45,7 +53,7 @@ class DeviceTurns:
 
     def compile_started(self, trigger: str | None) -> None:
         with self.lock:
-            if self.state == "shared" and trigger in DEVICE_FREE_TRIGGERS:
+            if self.state == "shared" and trigger in DEVICE_FREE_TRIGGERS and self.release_while_compiling:
                 self.emit({"turn": "none"})
                 self.state = "released"
 

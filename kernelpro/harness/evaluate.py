@@ -32,7 +32,7 @@ from kernelpro.harness.compare import (
     flatten,
 )
 from kernelpro.harness.compile_watch import reporting_compiles
-from kernelpro.harness.device_turns import DeviceTurns
+from kernelpro.harness.device_turns import DeviceTurns, releases_while_compiling
 from kernelpro.harness.evaluation_guards import Guards
 from kernelpro.harness.loader import (
     Verdict,
@@ -59,9 +59,10 @@ class Evaluation(Guards, ModelCalls):
         self.job = job
         self.workdir = workdir
         self.emit = emit
-        # the job's hold on the device, which it shares until timing (harness.share_until_timing)
-        self.turns = DeviceTurns(emit, await_turn, bool(job.get("share_until_timing")))
         self.settings = HarnessSettings.model_validate(job["harness"])
+        # the job's hold on the device, which it shares until timing (harness.share_until_timing)
+        self.turns = DeviceTurns(emit, await_turn, bool(job.get("share_until_timing")),
+                                 releases_while_compiling(self.settings.release_while_compiling, job["device"]))
         self.device = torch.device(job["device"])
         self.findings: list[GuardFinding] = []
         self.output_sizes: list[int] = []

@@ -257,6 +257,7 @@ def test_sharing_until_timing_a_compiling_job_lets_the_device_go_and_waits_to_ta
 
     settings.harness.device_lock, settings.harness.device_lock_dir = "on", tmp_path / "locks"
     settings.harness.share_until_timing, settings.harness.timing_budget_s = True, 0.5
+    settings.harness.release_while_compiling = "on"  # auto releases on GPUs only
     scale_relu = problem("scale_relu")
     compiled = next(r.source for r in recipes_for(scale_relu, "cpu") if r.name == "compile_default")
     with Pipeline("cpu", settings) as pipeline:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from kernelpro.harness.compile_watch import reporting_compiles
-from kernelpro.harness.device_turns import DeviceTurns, benchmarks_hold_the_device
+from kernelpro.harness.device_turns import DeviceTurns, benchmarks_hold_the_device, releases_while_compiling
 
 
 class Judge:
@@ -90,3 +90,19 @@ def test_dynamo_compiles_are_reported_and_release_the_device_of_a_sharing_job():
         compiled(torch.ones(4))
     assert compiling[:1] == [True] and compiling[-1:] == [False]
     assert judge.said == ["none", "shared"] and turns.state == "shared"
+
+
+def test_a_job_told_not_to_release_while_compiling_holds_the_device_through_its_compiles():
+    judge = Judge()
+    turns = DeviceTurns(judge.emit, judge.go, sharing=True, release_while_compiling=False)
+    turns.compile_started("DYNAMO")
+    with turns.lent_back():
+        pass
+    turns.compile_ended()
+    turns.alone()
+    assert judge.said == ["exclusive"] and judge.answers == 1
+
+
+def test_compiles_release_a_gpu_by_default_never_the_cpu_they_run_on():
+    assert releases_while_compiling("auto", "cuda:1") and not releases_while_compiling("auto", "cpu")
+    assert releases_while_compiling("on", "cpu") and not releases_while_compiling("off", "cuda")
