@@ -101,7 +101,8 @@ class SharedTurn:
     """The device's lock held shared, for as long as the block lasts, until ``take_exclusive`` makes it the
     device's only holder (a job's timing after its checks). In between, ``let_go`` drops the shared hold while
     the job needs no device (it compiles) and ``take_shared`` takes it back. ``spans`` counts the seconds in
-    each state: ``shared``, ``released``, ``waited_shared`` (to take it back), ``waited_alone``, ``alone``;
+    each state: ``waited_to_start`` (for the first shared hold), ``shared``, ``released``, ``waited_shared``
+    (to take it back), ``waited_alone``, ``alone``;
     ``taken_back`` how often it was taken back (once after each compile, once for each benchmark inside one)."""
 
     def __init__(self, files: tuple[int, int] | None) -> None:
@@ -110,7 +111,8 @@ class SharedTurn:
         self.exclusive = False
         self.held = True
         self.taken_back = 0
-        self.spans = dict.fromkeys(("shared", "released", "waited_shared", "waited_alone", "alone"), 0.0)
+        self.spans = dict.fromkeys(("waited_to_start", "shared", "released", "waited_shared", "waited_alone",
+                                    "alone"), 0.0)
         self._state, self._since = "shared", time.monotonic()
 
     def _enter(self, state: str, now: float | None = None) -> None:
@@ -163,7 +165,7 @@ def shared_until_exclusive(device: str, harness: HarnessSettings) -> Iterator[Sh
     files = _lock_files(device, harness)
     waited = _through_turnstile(*files, fcntl.LOCK_SH) if files is not None else 0.0
     turn = SharedTurn(files)
-    turn.waited_s = waited
+    turn.waited_s = turn.spans["waited_to_start"] = waited
     try:
         yield turn
     finally:

@@ -107,7 +107,7 @@ class Lane:
             outcome = self.worker.run(job, turn)
         self.lock_wait_s += turn.waited_s
         result = classify(outcome, self.settings)
-        # shared, released (compiling), waited_shared (to take it back), waited_alone, alone: seconds in each
+        # waited_to_start, shared, released (compiling), waited_shared (to take it back), waited_alone, alone
         result.details["device_turn"] = {**{f"{state}_s": round(seconds, 3) for state, seconds in turn.spans.items()},
                                          "taken_back": turn.taken_back}
         if result.status == "ok" and result.speedup is not None and not turn.exclusive:
