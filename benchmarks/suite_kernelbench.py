@@ -35,8 +35,11 @@ checkpoints.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -68,8 +71,8 @@ def where_gpu_time_went(suite_dir: Path) -> dict:
     ``--share-until-timing``, their seconds holding the device shared, letting it go while compiling, waiting
     for it and holding it alone (``device_turn_s``)."""
     verdicts: list[dict] = []
-    for path in suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl"):
-        verdicts += [json.loads(line)["result"] for line in path.read_text().splitlines() if line.strip()]
+    for _, path in baseline_verdict_files(suite_dir):
+        verdicts += [entry["result"] for entry in baseline_entries(path)]
     # A candidate answered by another's verdict (a baseline's, a twin's) holds a copy of it: counted once. Runs
     # that predate ``details.answered_by`` are told by the copy's seconds, phase for phase.
     seen = {_verdict_key(v) for v in verdicts}
@@ -93,6 +96,27 @@ def where_gpu_time_went(suite_dir: Path) -> dict:
             **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {})}
 
 
+def baseline_verdict_files(suite_dir: Path) -> list[tuple[str, Path]]:
+    """(problem, file) for each problem's compile baselines' verdicts: its run's ``judged_before.jsonl`` (the
+    run judges them before its search), or, in suites from before that, the baselines' own file in the logs."""
+    found = {p.name.removesuffix(".baseline-verdicts.jsonl"): p
+             for p in suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl")}
+    for ledger in suite_dir.glob("suite-*/ledger.sqlite"):
+        with contextlib.closing(sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)) as db:
+            runs = db.execute("SELECT key, run_id FROM problems WHERE run_id IS NOT NULL").fetchall()
+        for key, run_id in runs:
+            path = ledger.parent / "runs" / run_id / "judged_before.jsonl"
+            if path.is_file():
+                found.setdefault(re.sub(r"[^A-Za-z0-9._-]", "_", key), path)
+    return sorted(found.items())
+
+
+def baseline_entries(path: Path) -> list[dict]:
+    """The suite's baselines among a file's verdicts (``{"label", "source", "result"}`` lines)."""
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [e for e in entries if str(e.get("label", "")).startswith("the suite's ")]
+
+
 def _verdict_key(verdict: dict) -> str:
     details = verdict.get("details") or {}
     return json.dumps([verdict.get("elapsed_s"), details.get("phase_s"), verdict.get("speedup")])
@@ -102,16 +126,14 @@ def baseline_table(suite_dir: Path) -> dict:
     """Each problem's baselines as its suite measured them (the eager reference's time; each compile mode's
     speedup with its 95% interval, whether the eager time is host-bound, the verdict's seconds in the worker and
     its first call's), with their totals by mode: what the baselines alone cost a suite of this size."""
-    def level_task(path: Path) -> tuple[str, int]:
-        level, _, rest = path.name.partition("_")
+    def level_task(item: tuple[str, Path]) -> tuple[str, int]:
+        level, _, rest = item[0].partition("_")
         return level, int(rest.split("_", 1)[0]) if rest[:1].isdigit() else 0
 
     rows, totals = [], {}
-    for path in sorted(suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl"), key=level_task):
-        problem = path.name.removesuffix(".baseline-verdicts.jsonl")
+    for problem, path in sorted(baseline_verdict_files(suite_dir), key=level_task):
         row: dict = {"problem": problem}
-        for line in filter(str.strip, path.read_text().splitlines()):
-            entry = json.loads(line)
+        for entry in baseline_entries(path):
             mode = entry["label"].removeprefix("the suite's ").removesuffix(" baseline")
             verdict = entry["result"]
             details = verdict.get("details") or {}

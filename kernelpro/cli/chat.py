@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kernelpro.cli.errors import fail as _fail
-from kernelpro.cli.optimize import _durations, _gpu_name
+from kernelpro.cli.inputs import durations, gpu_name
 from kernelpro.config import load_settings
 from kernelpro.problem import ProblemError, load_problem
 
@@ -69,7 +69,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
         device = meta["device"]
         budgets = ChatBudgets.model_validate(meta.get("budgets") or {})
         if gpu_budget is not None:
-            budgets.gpu_s = _durations(gpu_budget)
+            budgets.gpu_s = durations(gpu_budget)
         if usd_budget is not None:
             budgets.usd = usd_budget
         if meta.get("model") and not model:
@@ -86,7 +86,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
     if not resumed:
         device = resolve_device(device if device != "auto" else settings.device)
         budgets = ChatBudgets(usd=usd_budget if usd_budget is not None else settings.llm.budget_usd,
-                              gpu_s=_durations(gpu_budget))
+                              gpu_s=durations(gpu_budget))
         try:
             files = ChatFiles.create(chats_dir, thread or new_run_id(problem.name), {
                 "problem_path": str(Path(reference).resolve()), "device": device, "model": settings.llm.model,
@@ -102,7 +102,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
                                   "recursion_limit": settings.chat.max_steps}
         previous = graph.get_state(config).values
         meter = UsageMeter.from_dict(previous["usage"], settings) if previous.get("usage") else UsageMeter(settings)
-        session = build_chat_session(settings, problem, Path(reference), device, _gpu_name(device), files,
+        session = build_chat_session(settings, problem, Path(reference), device, gpu_name(device), files,
                                      budgets=budgets, meter=meter)
         if candidate is not None or not resumed:  # the kernel under discussion, in the state from the start
             graph.update_state(config, {"candidate": str(candidate.resolve()) if candidate else "",

@@ -4,9 +4,13 @@ problem is in KernelBench's format. Each failure is one specific line and exit c
 from __future__ import annotations
 
 import functools
+import platform
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+import typer
 
 from kernelpro.cli.errors import fail
 from kernelpro.config import Settings
@@ -143,3 +147,22 @@ def retry_kinds_or_fail(retry: str | None, resume: str | None) -> set[str] | Non
         fail(f"--retry {retry!r}: give all, or failure kinds among {', '.join(RETRY_KINDS)}"
              + (f" (not {', '.join(sorted(unknown))})" if words else ""))
     return words
+
+
+def gpu_name(device: str) -> str:
+    """The device's name, for prompts, memory records and reports."""
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name(0)
+    return f"CPU ({platform.machine()})"
+
+
+def durations(text: str | None) -> float | None:
+    """'90', '90s', '15m', '2h', '1h30m' -> seconds."""
+    if text is None:
+        return None
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms]?)", text.strip().lower())
+    if not parts or "".join(n + u for n, u in parts) != re.sub(r"\s+", "", text.strip().lower()):
+        raise typer.BadParameter(f"{text!r} is not a duration; use e.g. 90s, 15m, 2h or 1h30m")
+    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "": 1}[u] for n, u in parts)

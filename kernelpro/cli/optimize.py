@@ -6,7 +6,6 @@ Part of the command-line layer: it chooses the run directory, opens the SQLite c
 from __future__ import annotations
 
 import json
-import platform
 import re
 import sqlite3
 from pathlib import Path
@@ -19,6 +18,8 @@ from rich.markup import escape
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import (
     device_or_fail,
+    durations,
+    gpu_name,
     hold_run_lock,
     judged_before_or_fail,
     objective_or_fail,
@@ -41,32 +42,13 @@ NO_LLM_NOTICE = (
 )
 
 
-def _gpu_name(device: str) -> str:
-    if device == "cuda":
-        import torch
-
-        return torch.cuda.get_device_name(0)
-    return f"CPU ({platform.machine()})"
-
-
-def _durations(text: Optional[str]) -> Optional[float]:
-    """'90', '90s', '15m', '2h', '1h30m' -> seconds."""
-    if text is None:
-        return None
-    import re
-
-    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([hms]?)", text.strip().lower())
-    if not parts or "".join(n + u for n, u in parts) != re.sub(r"\s+", "", text.strip().lower()):
-        raise typer.BadParameter(f"{text!r} is not a duration; use e.g. 90s, 15m, 2h or 1h30m")
-    return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "": 1}[u] for n, u in parts)
-
-
 def run_optimize(reference: Optional[Path], device: str, model: Optional[str], max_iters: Optional[int],
                  time_budget: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
                  run_id: Optional[str] = None, objective: Optional[str] = None,
-                 judged_before: Optional[Path] = None) -> None:
+                 judged_before: Optional[Path] = None, baselines: Optional[str] = None) -> None:
+    from kernelpro.cli.optimize_baselines import baseline_names, judge_run_baselines, wanted_by_run
     from kernelpro.run_stack import run_stack_problem
 
     settings = load_settings()
@@ -96,6 +78,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     new_budgets: dict[str, Any] = {}
 
     judged_before_or_fail(judged_before, resume)  # a bad file is refused before a run directory is made
+    baselines_given = baseline_names(baselines)
     if resume:
         try:
             files = RunFiles.open(runs_dir, resume)
@@ -106,7 +89,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         reference = Path(meta["problem_path"])
         device = meta["device"]
         budgets = Budgets.model_validate(meta["budgets"])
-        given = {"max_iters": max_iters, "time_s": _durations(time_budget), "gpu_s": _durations(gpu_budget),
+        given = {"max_iters": max_iters, "time_s": durations(time_budget), "gpu_s": durations(gpu_budget),
                  "usd": usd_budget}
         new_budgets = {key: value for key, value in given.items() if value is not None}
         if new_budgets:  # the resumed run goes on under the budgets given now, and remembers them
@@ -125,7 +108,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     device = device_or_fail(device, settings, asked_by=f"run {resume} ran on cuda" if resume else None)
     objective_or_fail(objective, settings, device)
     if not resume:
-        budgets = Budgets(max_iters=max_iters or 8, time_s=_durations(time_budget), gpu_s=_durations(gpu_budget),
+        budgets = Budgets(max_iters=max_iters or 8, time_s=durations(time_budget), gpu_s=durations(gpu_budget),
                           usd=usd_budget if usd_budget is not None else settings.llm.budget_usd)
         if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}", run_id):
             _fail(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (a directory name)")
@@ -136,13 +119,14 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
             "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
             "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
-            "objective": settings.search.objective})
+            "objective": settings.search.objective, "baselines": baselines_given})
         hold_run_lock(files.root, f"run {run_id}")
         if judged_before is not None:
             from kernelpro.graphs.judged_before import JudgedBefore
 
             JudgedBefore.adopt(judged_before, files.root)
     run_id = files.root.name
+    baselines_wanted = wanted_by_run(files, baselines_given)
     use_llm = llm_configured(settings)
     if not use_llm:
         from kernelpro.search.recipes import recipes_notice
@@ -162,7 +146,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         meter = UsageMeter.from_dict(previous.get("usage"), settings) if previous.get("usage") else \
             UsageMeter(settings)
         try:
-            context = build_context(settings, problem, device, _gpu_name(device), files, budgets=budgets,
+            context = build_context(settings, problem, device, gpu_name(device), files, budgets=budgets,
                                     interactive=interactive, use_llm=use_llm, meter=meter,
                                     use_memory=not no_memory, use_profiler=not no_profile)
         except Exception as error:  # noqa: BLE001 - e.g. a search memory that cannot be opened
@@ -173,6 +157,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             out.print(f"agents call tools by {escape(context.tool_calling)}", soft_wrap=True)
         if forecaster_calling := getattr(getattr(context.gate, "forecaster", None), "tool_calling", ""):
             out.print(f"the forecaster calls tools by {escape(forecaster_calling)}", soft_wrap=True)
+        judge_run_baselines(out, context, files, baselines_wanted, settings, device)
         progress = Progress(out, budgets.max_iters)
         # A run killed before its first step checkpointed starts from the beginning.
         feed: Any = None if resume and previous else {"run_id": run_id}
@@ -210,6 +195,10 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             context.evaluate.close()  # stops the run's judging workers
 
     summary = write_outputs(files, state, status, context, meter)
+    if baselines_wanted:
+        from kernelpro.suite.baselines import of_run
+
+        summary["baselines"] = of_run(files.root)  # None when the run failed before judging them
     if as_json:
         print(json.dumps(summary))
     else:
@@ -292,12 +281,18 @@ def register(app: typer.Typer) -> None:
                                                               "judge took on this problem before (a suite's "
                                                               "baselines): the same code is not judged again.")]
         = None,
+        baselines: Annotated[Optional[str], typer.Option("--baselines", help="Comma-separated torch.compile "
+                                                         "baselines to judge first, as a suite does "
+                                                         "(compile_default, compile_max_autotune_no_cudagraphs): "
+                                                         "their verdicts answer the same code in the run, and "
+                                                         "--json's object gives them.")] = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
-                     interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective, judged_before)
+                     interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective, judged_before,
+                     baselines)
 
 
 __all__ = ["register", "run_optimize"]

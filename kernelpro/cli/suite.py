@@ -218,51 +218,6 @@ def report(
     Console().print(f"{html}\n{markdown}", soft_wrap=True, highlight=False)
 
 
-@suite_app.command("baselines", hidden=True)
-def baselines(
-    problem_path: Annotated[Path, typer.Argument(help="The problem file.")],
-    device: Annotated[str, typer.Option(help="cpu or cuda.")] = "cpu",
-    names: Annotated[str, typer.Option(help="Comma-separated compile baselines.")] = "",
-    run_id: Annotated[str, typer.Option("--run-id", help="The problem's run, for the dataset rows.")] = "",
-    verdicts: Annotated[Optional[Path], typer.Option(help="Also write each verdict with its code here, as "
-                                                          "optimize --judged-before reads them.")] = None,
-) -> None:
-    """Judge a problem's compile baselines against it; one JSON object (what a suite's job runs)."""
-    from kernelpro.app import evaluator
-    from kernelpro.forecast.dataset import hardware_name
-    from kernelpro.problem import ProblemError, load_problem
-    from kernelpro.suite.baselines import baseline_source, judge_baselines, record_baselines, summarise
-
-    try:
-        problem = load_problem(problem_path)
-    except ProblemError as error:
-        fail(str(error))
-    from kernelpro.suite.baselines import COMPILE_BASELINES
-
-    wanted = [n for n in names.split(",") if n]
-    if unknown := [n for n in wanted if n not in COMPILE_BASELINES]:
-        fail(f"unknown compile baseline(s) {', '.join(unknown)}; known: {', '.join(COMPILE_BASELINES)}")
-    settings = load_settings()
-    judge = evaluator(settings, device)
-    try:
-        judged = judge_baselines(problem, wanted, judge)
-    except ValueError as error:  # a reference whose Model cannot be wrapped
-        fail(f"{problem_path}: no compile baseline can be made ({error})")
-    finally:
-        judge.close()
-    if verdicts is not None:
-        from kernelpro.graphs.judged_before import write_verdicts
-
-        write_verdicts(verdicts, [(f"the suite's {name} baseline", baseline_source(problem, name), result)
-                                  for name, result in judged.items()])
-    if settings.forecast.record:
-        try:
-            record_baselines(settings.forecast.dataset, problem, judged, hardware_name(device), run_id)
-        except OSError as error:  # the dataset is a by-product: the baselines stand without it
-            Console(stderr=True).print(f"dataset: baselines not recorded ({escape(str(error))})", soft_wrap=True)
-    print(json.dumps(summarise(judged)))
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(suite_app, name="suite")
 

@@ -85,8 +85,18 @@ class JudgedBefore:
         return self.entries.get(normalised_source(source))
 
 
+def _lines(judged: list[tuple[str, str, EvalResult]]) -> str:
+    return "".join(json.dumps({"label": label, "source": source, "result": result.model_dump(mode="json")}) + "\n"
+                   for label, source, result in judged)
+
+
 def write_verdicts(path: Path, judged: list[tuple[str, str, EvalResult]]) -> None:
     """Write (label, source, verdict) triples as a file ``JudgedBefore.read`` takes, in one atomic step."""
-    write_atomic(Path(path), "".join(json.dumps({"label": label, "source": source,
-                                                 "result": result.model_dump(mode="json")}) + "\n"
-                                     for label, source, result in judged))
+    write_atomic(Path(path), _lines(judged))
+
+
+def add_to_run(run_root: Path, judged: list[tuple[str, str, EvalResult]]) -> None:
+    """Add (label, source, verdict) triples to the verdicts a run answers from (a later one of the same code
+    wins), in one atomic step: verdicts the run took itself before its search, such as its compile baselines."""
+    path = Path(run_root) / FILE_NAME
+    write_atomic(path, (_text(path) if path.exists() else "") + _lines(judged))

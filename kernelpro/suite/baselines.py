@@ -6,10 +6,16 @@ The ``torch.compile`` baselines are candidates like any other, a generated ``Mod
 reference (``search.recipe_code``), judged against the reference: their speedup over eager comes with its
 interval, and a score against them is the candidate's speedup over eager divided by theirs. Being judged
 candidates, they are rows of the judged-candidate dataset too (origin ``suite-baseline``).
+
+A suite's problem has them judged by its own run (``kernelpro optimize --baselines``, ``measure_for_run``),
+before the search, with the run's worker: no process or worker is started for them alone. Their verdicts answer
+the run's candidates that are the same code, and their summary stays in the run directory, so a run resumed
+after a kill does not judge them again.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +71,50 @@ def record_baselines(dataset: Path, problem: Problem, results: dict[str, EvalRes
     return append_rows(dataset, [row_for(problem, baseline_source(problem, name), result, hardware,
                                          "suite-baseline", run_id, tags={"baseline": name})
                                  for name, result in results.items()])
+
+
+RUN_FILE = "baselines.json"
+
+
+def of_run(run_root: Path) -> dict[str, dict[str, Any]] | None:
+    """The summary of the baselines a run judged (``measure_for_run``), None when it judged none."""
+    try:
+        found = json.loads((Path(run_root) / RUN_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def not_measured(names: list[str], why: str) -> dict[str, dict[str, Any]]:
+    return {name: {"status": "not measured", "correct": False, "message": why} for name in names}
+
+
+def measure_for_run(problem: Problem, names: list[str], evaluator: Any, run_root: Path, run_id: str,
+                    record: Path | None, hardware: str) -> dict[str, dict[str, Any]]:
+    """The compile baselines among ``names`` judged by a run's own ``evaluator`` before its search (once: a
+    resumed run finds them in its directory); their verdicts join those the run answers from
+    (``judged_before``), each is a dataset row when ``record`` names the dataset, and their summary is kept."""
+    from kernelpro.graphs.judged_before import add_to_run
+    from kernelpro.graphs.run_files import write_atomic
+
+    if (found := of_run(run_root)) is not None:
+        return found
+    wanted = compile_baselines(names)
+    try:
+        judged = judge_baselines(problem, wanted, evaluator)
+    except ValueError as error:  # a reference whose Model cannot be wrapped: scored against eager alone
+        summary = not_measured(wanted, f"no compile baseline can be made ({error})")
+    else:
+        add_to_run(run_root, [(f"the suite's {name} baseline", baseline_source(problem, name), result)
+                              for name, result in judged.items()])
+        if record is not None:
+            try:
+                record_baselines(record, problem, judged, hardware, run_id)
+            except OSError:  # the dataset is a by-product: the baselines stand without it
+                pass
+        summary = summarise(judged)
+    write_atomic(Path(run_root) / RUN_FILE, json.dumps(summary))
+    return summary
 
 
 def reference_host_bound(baselines: dict[str, dict[str, Any]] | None) -> bool | None:

@@ -1,12 +1,13 @@
-"""One problem of a suite, run to its end in child processes: its baselines, then its optimisation.
+"""One problem of a suite, run to its end in a child process: its optimisation, which judges its baselines first.
 
 The optimisation is ``kernelpro optimize`` itself (the same composition root, graph, policies and judge) under
 the run id the ledger chose, so a job started again after a kill resumes that run from its checkpoint
-(``--resume``) and judges nothing twice. Each child gets its lane's GPU alone (``CUDA_VISIBLE_DEVICES``), dies
-with the process that started it (``orphan_guard``) and is killed, with its process group, when it overruns
-the problem's time limit. Whatever happens comes back as a ``JobOutcome``; a job never raises for its problem.
-The baselines' verdicts go to the optimisation with their code (``--judged-before``): a recipe that is a
-baseline's very code, ``torch.compile`` of the reference, is answered from it rather than judged again.
+(``--resume``) and judges nothing twice. The run judges the problem's compile baselines before its search, with
+its own worker (``--baselines``): a recipe that is a baseline's very code, ``torch.compile`` of the reference, is
+answered from its verdict rather than judged again. The child gets its lane's GPU alone
+(``CUDA_VISIBLE_DEVICES``), dies with the process that started it (``orphan_guard``) and is killed, with its
+process group, when it overruns the problem's time limit. Whatever happens comes back as a ``JobOutcome``; a job
+never raises for its problem.
 """
 
 from __future__ import annotations
@@ -68,13 +69,13 @@ def _cli(*args: str) -> list[str]:
 
 
 def optimize_command(spec: JobSpec) -> list[str]:
-    """A fresh run under the ledger's run id, or ``--resume`` when that run already has its directory."""
+    """A fresh run under the ledger's run id, or ``--resume`` when that run already has its directory; either
+    judges the compile baselines the ledger lacks first (``--baselines``)."""
+    wanted = ["--baselines", ",".join(spec.baselines)] if spec.baselines else []
     if (Path(spec.runs_dir) / spec.run_id / "run.json").exists():
-        return _cli("optimize", "--resume", spec.run_id, "--runs-dir", spec.runs_dir, "--json")
+        return _cli("optimize", "--resume", spec.run_id, "--runs-dir", spec.runs_dir, "--json", *wanted)
     args = ["optimize", spec.path, "--run-id", spec.run_id, "--runs-dir", spec.runs_dir, "--device", spec.device,
-            "--max-iters", str(spec.max_iters), "--json"]
-    if baseline_verdicts(spec).exists():  # the recipes that are a baseline's very code are not judged again
-        args += ["--judged-before", str(baseline_verdicts(spec))]
+            "--max-iters", str(spec.max_iters), "--json", *wanted]
     for flag, value in (("--time-budget", spec.budgets.time_s), ("--gpu-budget", spec.budgets.gpu_s)):
         if value is not None:
             args += [flag, f"{max(value, 1.0):.0f}s"]
@@ -88,16 +89,6 @@ def optimize_command(spec: JobSpec) -> list[str]:
         args += ["--model", spec.model]
     args += ["--no-memory"] * spec.no_memory + ["--no-profile"] * spec.no_profile
     return _cli(*args)
-
-
-def baseline_verdicts(spec: JobSpec) -> Path:
-    """Where the baselines' verdicts with their code go, for the optimisation to answer the same code from."""
-    return Path(spec.log_dir) / f"{_safe(spec.key)}.baseline-verdicts.jsonl"
-
-
-def baselines_command(spec: JobSpec) -> list[str]:
-    return _cli("suite", "baselines", spec.path, "--device", spec.device, "--names", ",".join(spec.baselines),
-                "--run-id", spec.run_id, "--verdicts", str(baseline_verdicts(spec)))
 
 
 def _safe(key: str) -> str:
@@ -154,41 +145,18 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
     return data, None, ""
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def run_job(spec: JobSpec) -> JobOutcome:
-    """The problem's baselines (if any are still to measure), then its optimisation; never raises for the
-    problem."""
+    """The problem's optimisation, its missing baselines judged first; never raises for the problem."""
+    from kernelpro.suite.baselines import not_measured, of_run
+
     start = time.monotonic()
+    code, last, tail = _run(optimize_command(spec), spec, "optimize", spec.timeout_s)
+    summary, kind, why = _parse(code, last, tail, spec.timeout_s, "the optimisation")
     baselines: dict[str, Any] | None = None
-
-    def left() -> float:
-        return max(1.0, spec.timeout_s - (time.monotonic() - start))
-
-    if spec.baselines:
-        saved = Path(spec.log_dir) / f"{_safe(spec.key)}.baselines.json"
-        baselines = _read_json(saved)  # measured before a kill: measured once
-        if baselines is None:
-            limit = left() / 2  # a hung baseline leaves the optimisation half the problem's time
-            code, last, tail = _run(baselines_command(spec), spec, "baselines", limit)
-            baselines, kind, why = _parse(code, last, tail, limit, "the baselines")
-            if kind == "problem":
-                return JobOutcome(key=spec.key, ok=False, failure=why, wall_s=time.monotonic() - start,
-                                  failure_kind="problem")
-            if kind is not None:  # the problem is still optimised; it is scored against eager alone
-                baselines = {name: {"status": "not measured", "correct": False, "message": why}
-                             for name in spec.baselines}
-            tmp = saved.with_suffix(".tmp")
-            tmp.write_text(json.dumps(baselines))
-            os.replace(tmp, saved)
-    limit = left()
-    code, last, tail = _run(optimize_command(spec), spec, "optimize", limit)
-    summary, kind, why = _parse(code, last, tail, limit, "the optimisation")
+    if spec.baselines and kind != "problem":
+        # judged by the run (a run that ended early left them in its directory), else scored against eager alone
+        baselines = (summary or {}).get("baselines") or of_run(Path(spec.runs_dir) / spec.run_id)
+        if baselines is None and kind != "setup":
+            baselines = not_measured(spec.baselines, why or "the run ended before judging them")
     return JobOutcome(key=spec.key, ok=kind is None, summary=summary, baselines=baselines, failure_kind=kind,
                       failure=why, wall_s=time.monotonic() - start)

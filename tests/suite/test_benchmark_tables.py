@@ -12,7 +12,7 @@ from tests.suite.helpers import ledger_with, run_summary
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from compare_suites import compare, read_suite  # noqa: E402
-from suite_kernelbench import where_gpu_time_went  # noqa: E402
+from suite_kernelbench import baseline_table, where_gpu_time_went  # noqa: E402
 
 
 def verdict(elapsed: float, correctness: float, speedup: float, **details) -> dict:
@@ -35,6 +35,26 @@ def test_a_candidate_answered_by_a_baselines_verdict_is_counted_once(tmp_path):
     phases = where_gpu_time_went(tmp_path / "suite")
     assert (phases["verdicts"], phases["elapsed_s"]) == (3, 126.8)
     assert phases["phase_s"]["correctness"] == 108.2
+
+
+def test_baselines_a_run_judged_itself_are_read_from_its_directory_and_counted_once(tmp_path):
+    paths, ledger = ledger_with(tmp_path, {"level2/1_conv": {"level": 2}})
+    ledger.update("level2/1_conv", run_id="r-1")
+    baseline = {**verdict(39.0, 37.5, 2.14), "status": "ok"}
+    run = paths.runs / "r-1"
+    (run / "candidates").mkdir(parents=True)
+    (run / "judged_before.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in (
+        {"label": "the suite's compile_default baseline", "source": "x = 1", "result": baseline},
+        {"label": "an earlier judgment", "source": "x = 2", "result": verdict(5.0, 4.0, 1.0)})))
+    (run / "candidates" / "a.json").write_text(json.dumps({**baseline, "details": {
+        **baseline["details"], "answered_by": "the suite's compile_default baseline"}}))
+    (run / "candidates" / "b.json").write_text(json.dumps(verdict(3.0, 1.0, 1.01)))
+    phases = where_gpu_time_went(tmp_path)
+    assert (phases["verdicts"], phases["elapsed_s"]) == (2, 42.0)  # the baseline once, not the other verdict
+    table = baseline_table(tmp_path)
+    assert [row["problem"] for row in table["rows"]] == ["level2_1_conv"]
+    assert table["rows"][0]["compile_default"]["speedup"] == 2.14
+    assert table["totals"]["compile_default"]["verdicts"] == 1
 
 
 def test_two_suites_are_compared_on_the_problems_both_finished(tmp_path):

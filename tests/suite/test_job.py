@@ -15,15 +15,7 @@ from kernelpro.harness.judge import precheck
 from kernelpro.harness.result import EvalResult
 from kernelpro.suite.baselines import baseline_source, fastest_compile, record_baselines, summarise
 from kernelpro.suite.budget import Limits
-from kernelpro.suite.job import (
-    JobSpec,
-    _parse,
-    _run,
-    baseline_verdicts,
-    baselines_command,
-    optimize_command,
-    run_job,
-)
+from kernelpro.suite.job import JobSpec, _parse, _run, optimize_command, run_job
 from tests.conftest import DATA, problem
 
 
@@ -35,17 +27,12 @@ def spec(tmp_path, **fields) -> JobSpec:
 
 def test_a_new_run_gets_the_ledgers_run_id_and_a_started_one_is_resumed(tmp_path):
     job = spec(tmp_path, budgets=Limits(time_s=120, usd=0.25), policy="greedy", no_profile=True,
-               baselines=["compile_default"])
-    command = baselines_command(job)
-    assert command[command.index("--run-id") + 1] == "r-1"  # its dataset rows name the problem's run
-    assert command[command.index("--verdicts") + 1] == str(baseline_verdicts(job))  # with their code, for the run
+               baselines=["compile_default", "compile_max_autotune_no_cudagraphs"])
     command = optimize_command(job)
     assert command[command.index("--run-id") + 1] == "r-1" and "--resume" not in command
-    assert "--judged-before" not in command  # no baseline judged yet
-    baseline_verdicts(job).parent.mkdir(parents=True)
-    baseline_verdicts(job).write_text("")
-    command = optimize_command(job)
-    assert command[command.index("--judged-before") + 1] == str(baseline_verdicts(job))
+    # the run judges the baselines the ledger lacks itself, before its search
+    assert command[command.index("--baselines") + 1] == "compile_default,compile_max_autotune_no_cudagraphs"
+    assert "--baselines" not in optimize_command(spec(tmp_path))  # none lacking
     assert command[command.index("--time-budget") + 1] == "120s" and "--gpu-budget" not in command
     assert command[command.index("--policy") + 1] == "greedy" and "--no-profile" in command
     assert command[2] == "kernelpro.suite.orphan_guard" and command[3] == str(os.getpid())
@@ -53,6 +40,7 @@ def test_a_new_run_gets_the_ledgers_run_id_and_a_started_one_is_resumed(tmp_path
     (tmp_path / "runs" / "r-1" / "run.json").write_text("{}")
     resumed = optimize_command(job)
     assert resumed[resumed.index("--resume") + 1] == "r-1" and "--max-iters" not in resumed
+    assert "--baselines" in resumed  # a run started before they were asked for judges them too
 
 
 def test_the_runs_a_suite_starts_keep_its_directory_out_of_their_candidates_reach(tmp_path):
@@ -72,7 +60,7 @@ def _cmdline(pid: str) -> str:
 
 def test_a_problem_that_overruns_its_limit_is_killed_and_recorded_as_hung(tmp_path):
     start = time.monotonic()
-    outcome = run_job(spec(tmp_path, timeout_s=1.5))
+    outcome = run_job(spec(tmp_path, timeout_s=1.0))
     assert not outcome.ok and outcome.failure_kind == "hang" and "ran past the limit of 1 s" in outcome.failure
     assert time.monotonic() - start < 30
     assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and str(tmp_path) in _cmdline(pid)]
@@ -153,12 +141,11 @@ def test_judged_baselines_are_rows_of_the_judged_candidate_dataset(tmp_path):
     assert summarise(results)["compile_max_autotune_no_cudagraphs"]["message"] == "inductor failed"
 
 
-def test_the_baselines_verdicts_answer_the_recipes_that_are_their_code(tmp_path):
-    """``suite baselines --verdicts`` writes what ``optimize --judged-before`` reads, and the recipe policy's
-    torch.compile recipes are the baselines' very code, so a suite judges each once."""
-    from typer.testing import CliRunner
-
-    from kernelpro.cli.main import app
+def test_a_run_judges_its_baselines_first_once_and_their_verdicts_answer_the_recipes_that_are_their_code(
+        tmp_path, monkeypatch):
+    """``optimize --baselines`` judges them with the run's own worker before its search; the recipe policy's
+    torch.compile recipes are the baselines' very code, so a suite judges each once, and a resumed run never
+    judges them again."""
     from kernelpro.graphs.judged_before import JudgedBefore, write_verdicts
     from kernelpro.search.recipes import recipes_for
 
@@ -170,14 +157,23 @@ def test_the_baselines_verdicts_answer_the_recipes_that_are_their_code(tmp_path)
         write_verdicts(tmp_path / "one.jsonl", [("baseline", baseline_source(scale_relu, name), any_verdict)])
         assert JudgedBefore.read(tmp_path / "one.jsonl").find(recipes[device][name]) is not None, (device, name)
 
-    verdicts = tmp_path / "verdicts.jsonl"
-    env = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2",
-           "KERNELPRO_FORECAST__RECORD": "false"}
-    done = CliRunner().invoke(app, ["suite", "baselines", str(DATA / "problems" / "scale_relu.py"), "--device", "cpu",
-                                    "--names", "compile_default", "--verdicts", str(verdicts)], env=env)
-    assert done.exit_code == 0, done.output
-    summary = json.loads(done.stdout.strip().splitlines()[-1])
-    [line] = verdicts.read_text().splitlines()
-    assert json.loads(line)["label"] == "the suite's compile_default baseline"
-    result, _ = JudgedBefore.read(verdicts).find(recipes["cpu"]["compile_default"])
-    assert result.status == summary["compile_default"]["status"] and result.speedup_ci95
+    for name, value in (("HARNESS__TIMING_BUDGET_S", "0.3"), ("HARNESS__CORRECTNESS_TRIALS", "2"),
+                        ("FORECAST__RECORD", "false"), ("SEARCH__FINALISTS", "0")):
+        monkeypatch.setenv(f"KERNELPRO_{name}", value)
+    job = spec(tmp_path, max_iters=1, policy="recipes", no_memory=True, baselines=["compile_default"])
+    outcome = run_job(job)  # the suite's child: kernelpro optimize --baselines compile_default
+    assert outcome.ok, outcome.failure
+    log = (tmp_path / "logs" / "level1_19_ReLU.optimize.log").read_text()
+    assert "judging the compile baselines first: compile_default" in log
+    baseline = outcome.baselines["compile_default"]
+    assert baseline["status"] == "ok" and baseline["speedup_ci95"] and outcome.summary["baselines"] == outcome.baselines
+    verdicts = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "r-1" / "candidates").glob("*.json")]
+    answered = [v for v in verdicts if (v.get("details") or {}).get("answered_by")]
+    assert [v["details"]["answered_by"] for v in answered] == ["the suite's compile_default baseline"]
+    assert answered[0]["speedup"] == baseline["speedup"]
+    assert len(verdicts) - len(answered) == 1  # the budget went to the next recipe
+
+    again = run_job(job)  # started again (after a kill, say): the run resumes and does not judge them again
+    assert again.ok and again.baselines == outcome.baselines, again.failure
+    log = (tmp_path / "logs" / "level1_19_ReLU.optimize.log").read_text()
+    assert log.count("judging the compile baselines first") == 1
