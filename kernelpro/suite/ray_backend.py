@@ -1,8 +1,8 @@
 """The Ray backend (``--ray auto|local|ADDRESS``; ``pip install -e ".[ray]"``): problems scheduled over a Ray
 cluster, one actor per lane (``num_gpus=1`` each on a GPU cluster), the driver holding the ledger.
 
-An actor runs a problem's job exactly as a local lane does (``suite.job.run_job``: the baselines and
-``kernelpro optimize`` in child processes on the actor's node, which die with it), so the suite directory must
+An actor runs a problem's job exactly as a local lane does (``suite.job.run_job``: ``kernelpro optimize``, which
+judges the baselines first, in a child process on the actor's node, which dies with it), so the suite directory must
 be on storage every node sees. When an actor or its node is lost mid-problem, the problem comes back as
 ``lost``; the driver starts it again on a new actor, where ``optimize --resume`` continues its run from the
 checkpoint.
