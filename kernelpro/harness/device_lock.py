@@ -102,8 +102,8 @@ class SharedTurn:
     device's only holder (a job's timing after its checks). In between, ``let_go`` drops the shared hold while
     the job needs no device (it compiles) and ``take_shared`` takes it back. ``spans`` counts the seconds in
     each state: ``waited_to_start`` (for the first shared hold), ``shared``, ``released``, ``waited_shared``
-    (to take it back), ``waited_alone``, ``alone``;
-    ``taken_back`` how often it was taken back (once after each compile, once for each benchmark inside one)."""
+    (to take it back), ``waited_alone``, ``alone``; ``taken_back`` how often it was taken back (after each
+    compile, and for each benchmark inside one)."""
 
     def __init__(self, files: tuple[int, int] | None) -> None:
         self.files = files
