@@ -195,10 +195,6 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             context.evaluate.close()  # stops the run's judging workers
 
     summary = write_outputs(files, state, status, context, meter)
-    if baselines_wanted:
-        from kernelpro.suite.baselines import of_run
-
-        summary["baselines"] = of_run(files.root)  # None when the run failed before judging them
     if as_json:
         print(json.dumps(summary))
     else:

@@ -70,6 +70,19 @@ class RunFiles:
     def results(self) -> Path:
         return self.root / "results.jsonl"
 
+    @property
+    def baselines_path(self) -> Path:
+        """The compile baselines the run judged before its search (``optimize --baselines``), summarised."""
+        return self.root / "baselines.json"
+
+    def baselines(self) -> dict[str, dict[str, Any]] | None:
+        """Those baselines (name -> status, speedup over eager, interval), None when it judged none."""
+        try:
+            found = json.loads(self.baselines_path.read_text())
+        except (OSError, ValueError):
+            return None
+        return found if isinstance(found, dict) else None
+
     def meta(self) -> dict[str, Any]:
         return json.loads(self.meta_path.read_text())
 

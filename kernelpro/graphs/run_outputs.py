@@ -49,7 +49,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
                                    tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
                    for role, u in usage.get("by_role", {}).items()},
         gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate, tree),
-        objective=tree.objective, **_energy_facts(best, tree),
+        objective=tree.objective, **_energy_facts(best, tree), baselines=files.baselines() or {},
     )
     paths = write_report(summary, tree, files.root)
     files.update_meta(status=status)
@@ -66,6 +66,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "gate": summary.gate, "gate_ranking": summary.gate_ranking, "gate_skipped": summary.gate_skipped,
             "gate_saved_s": round(summary.gate_saved_s, 2),
             "objective": summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
+            "baselines": summary.baselines or None,
             "summary": str(files.root / "summary.json")}
     tmp = files.root / "summary.json.tmp"
     tmp.write_text(json.dumps(outputs, indent=1, default=str), encoding="utf-8")

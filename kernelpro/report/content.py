@@ -43,7 +43,24 @@ def overview(run: RunSummary, tree: VariantTree) -> list[tuple[str, str]]:
          if run.best_variant_id else f"no improvement: keep the reference ({run.no_improvement_reason or 'none'})"),
         *([("Best's energy", best_energy(run))] if run.best_variant_id and run.best_energy_ratio is not None
           else []),
+        *([("torch.compile baselines", baselines_text(run))] if run.baselines else []),
     ]
+
+
+def baselines_text(run: RunSummary) -> str:
+    """Each compile baseline's speedup over eager (or why it has none), and the best against the fastest."""
+    said, fastest = [], None
+    for name, verdict in run.baselines.items():
+        speedup = verdict.get("speedup")
+        if verdict.get("correct") and speedup:
+            said.append(f"{name} {speedup_text(speedup, verdict.get('speedup_ci95'))}")
+            fastest = max(fastest or (name, speedup), (name, speedup), key=lambda item: item[1])
+        else:
+            said.append(f"{name} {verdict.get('status', 'not measured')}")
+    text = "; ".join(said)
+    if fastest is not None and run.best_variant_id and run.best_speedup:
+        text += f"; the best is {run.best_speedup / fastest[1]:.2f}x the fastest ({fastest[0]})"
+    return text
 
 
 def profiling(tree: VariantTree) -> str:

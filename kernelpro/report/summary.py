@@ -68,6 +68,9 @@ class RunSummary(BaseModel):
     """Candidates written but not measured: the gate ranked them below others, or accepted their forecast."""
     gate_saved_s: float = 0.0
     """Judging time those would have taken, at the run's mean judging time per candidate."""
+    baselines: dict[str, dict] = Field(default_factory=dict)
+    """The ``torch.compile`` baselines the run judged before its search (``optimize --baselines``): name -> its
+    status, speedup over eager and interval."""
 
     @property
     def wall_seconds(self) -> float | None:

@@ -73,16 +73,11 @@ def record_baselines(dataset: Path, problem: Problem, results: dict[str, EvalRes
                                  for name, result in results.items()])
 
 
-RUN_FILE = "baselines.json"
-
-
 def of_run(run_root: Path) -> dict[str, dict[str, Any]] | None:
     """The summary of the baselines a run judged (``measure_for_run``), None when it judged none."""
-    try:
-        found = json.loads((Path(run_root) / RUN_FILE).read_text())
-    except (OSError, ValueError):
-        return None
-    return found if isinstance(found, dict) else None
+    from kernelpro.graphs.run_files import RunFiles
+
+    return RunFiles(run_root).baselines()
 
 
 def not_measured(names: list[str], why: str) -> dict[str, dict[str, Any]]:
@@ -95,7 +90,7 @@ def measure_for_run(problem: Problem, names: list[str], evaluator: Any, run_root
     resumed run finds them in its directory); their verdicts join those the run answers from
     (``judged_before``), each is a dataset row when ``record`` names the dataset, and their summary is kept."""
     from kernelpro.graphs.judged_before import add_to_run
-    from kernelpro.graphs.run_files import write_atomic
+    from kernelpro.graphs.run_files import RunFiles, write_atomic
 
     if (found := of_run(run_root)) is not None:
         return found
@@ -113,7 +108,7 @@ def measure_for_run(problem: Problem, names: list[str], evaluator: Any, run_root
             except OSError:  # the dataset is a by-product: the baselines stand without it
                 pass
         summary = summarise(judged)
-    write_atomic(Path(run_root) / RUN_FILE, json.dumps(summary))
+    write_atomic(RunFiles(run_root).baselines_path, json.dumps(summary))
     return summary
 
 

@@ -123,3 +123,14 @@ def test_the_report_says_what_was_profiled_and_why_the_rest_was_not(tmp_path):
     text = write_report(run, tree, tmp_path).markdown.read_text()
     assert ("| Profiling | the reference and 1 of 2 correct candidates (not profiled: the profiler saw no kernel) |"
             in text)
+
+
+def test_the_compile_baselines_a_run_judged_are_in_its_overview_with_the_best_against_the_fastest(tmp_path):
+    run, tree, _ = run_and_tree()
+    run.baselines = {"compile_default": {"status": "ok", "correct": True, "speedup": 1.2, "speedup_ci95": [1.1, 1.3]},
+                     "compile_max_autotune_no_cudagraphs": {"status": "incorrect", "correct": False, "speedup": None}}
+    text = write_report(run, tree, tmp_path).markdown.read_text()
+    assert ("| torch.compile baselines | compile_default 1.20x [1.10-1.30]; compile_max_autotune_no_cudagraphs "
+            "incorrect; the best is 2.00x the fastest (compile_default) |") in text
+    run.baselines = {}
+    assert "torch.compile baselines" not in write_report(run, tree, tmp_path / "none").markdown.read_text()

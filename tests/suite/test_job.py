@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from kernelpro.forecast.dataset import read_rows
 from kernelpro.harness.judge import precheck
@@ -172,6 +173,9 @@ def test_a_run_judges_its_baselines_first_once_and_their_verdicts_answer_the_rec
     assert [v["details"]["answered_by"] for v in answered] == ["the suite's compile_default baseline"]
     assert answered[0]["speedup"] == baseline["speedup"]
     assert len(verdicts) - len(answered) == 1  # the budget went to the next recipe
+    [row] = [line for line in Path(outcome.summary["report_md"]).read_text().splitlines()
+             if "torch.compile baselines" in line]
+    assert "compile_default " in row  # the run's own report shows them
 
     again = run_job(job)  # started again (after a kill, say): the run resumes and does not judge them again
     assert again.ok and again.baselines == outcome.baselines, again.failure
