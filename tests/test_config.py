@@ -24,3 +24,15 @@ def test_environment_overrides_toml(tmp_path, monkeypatch):
     s = Settings()
     assert s.harness.timeout_s == 7
     assert "sk-secret-value" not in repr(s) and s.llm.api_key.get_secret_value() == "sk-secret-value"
+
+
+def test_the_finalists_are_timed_to_a_narrower_interval_unless_they_cannot_be_called_faster():
+    settings = Settings()
+    settings.search.finalist_rounds_factor = 3.0
+    finals = settings.for_finalists()
+    assert finals.harness.speedup_ci_width == settings.harness.speedup_ci_width / 3
+    assert finals.harness.timing_budget_s == settings.harness.timing_budget_s * 3
+    assert finals.harness.settled_ci_width == settings.harness.speedup_ci_width  # as narrow as a first verdict
+    assert settings.harness.settled_ci_width is None  # first verdicts stop at their own width, as before
+    settings.search.objective = "energy"  # a best by energy: its timing is not what decides
+    assert settings.for_finalists().harness.settled_ci_width is None

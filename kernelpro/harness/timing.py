@@ -115,7 +115,7 @@ def summarise(samples: list[float], host_samples: list[float], method: str, *, g
 
 
 InputSource = Callable[[int], Inputs] | Sequence[Inputs]
-StopReason = Literal["interval", "max_trials", "time_cap"]
+StopReason = Literal["interval", "settled_call", "max_trials", "time_cap"]
 
 # A model whose host issue time reaches this share of its GPU time gets an issue call in every round: its cost
 # is then the larger of the two in the same round, not a floor taken once from a few calls.
@@ -137,12 +137,21 @@ class TimedRun:
     wall_s: float = 0.0
 
 
-def relative_width(costs: dict[str, list[float]], names: Sequence[str]) -> float:
-    """The 95% interval's width over the estimate: of the speedup for two models, of the median for one."""
+def interval_reached(costs: dict[str, list[float]], names: Sequence[str], settings: HarnessSettings
+                     ) -> StopReason | None:
+    """Why timing may stop now, if it may: the 95% interval (of the speedup for two models, of the median for
+    one) is ``speedup_ci_width`` narrow relative to its estimate, or ``settled_ci_width`` narrow with its top
+    below ``1 + min_effect``, where the first model's cost over the second's cannot be called faster."""
     first = costs[names[0]]
     second = costs[names[1]] if len(names) > 1 else [1.0] * len(first)
     estimate, low, high = stats.speedup_interval(first, second, resamples=500)
-    return (high - low) / estimate if estimate > 0 else float("inf")
+    width = (high - low) / estimate if estimate > 0 else float("inf")
+    if width <= settings.speedup_ci_width:
+        return "interval"
+    settled = settings.settled_ci_width
+    if settled is not None and len(names) > 1 and width <= settled and high < 1.0 + settings.min_effect:
+        return "settled_call"
+    return None
 
 
 @collector_paused()
@@ -242,8 +251,8 @@ def run_timing(
             stopped_by = "time_cap"
             break
         if (rounds - settings.min_timing_trials) % CHECK_EVERY == 0 and \
-                relative_width(costs, names) <= settings.speedup_ci_width:
-            stopped_by = "interval"
+                (reached := interval_reached(costs, names, settings)) is not None:
+            stopped_by = reached
             break
     if clock.issue_calls and not host_checked:
         # The host's side for GPU-bound calls: no call is cheaper than issuing it (see CudaClock).

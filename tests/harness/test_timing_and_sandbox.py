@@ -54,6 +54,38 @@ def test_timing_runs_to_its_most_rounds_when_the_spread_stays_wide():
     assert len(noisy.costs["reference"]) == len(noisy.costs["candidate"]) == 40
 
 
+def test_timing_stops_early_once_a_candidate_cannot_be_called_faster_and_runs_on_for_one_that_may_be():
+    import random
+
+    def reference(x):
+        return x + 1
+
+    def candidate(x):
+        return x + 1
+
+    class Noisy(CpuClock):
+        """The reference ``scale`` times the candidate's cost, both with 1 % of noise."""
+
+        def __init__(self, scale: float) -> None:
+            self.scale, self.noise = scale, random.Random(0)
+
+        def time(self, fn, args):
+            elapsed = self.noise.uniform(1.0, 1.01) * (self.scale if fn is reference else 1.0)
+            return elapsed, elapsed, fn(*args)
+
+    def rounds(scale, settings):
+        return _rounds(Noisy(scale), settings, {"reference": reference, "candidate": candidate})
+
+    s = HarnessSettings(warmup=1, timing_trials=60, min_timing_trials=20, timing_budget_s=60, speedup_ci_width=1e-4,
+                        settled_ci_width=0.05)
+    same = rounds(1.0, s)  # about 1.00x: its interval's top is below 1 + min_effect
+    assert same.stopped_by == "settled_call" and same.rounds == 20
+    faster = rounds(1.2, s)  # 1.2x: it may be the best, whose figure is narrowed on
+    assert faster.stopped_by == "max_trials" and faster.rounds == 60
+    s.settled_ci_width = None
+    assert rounds(1.0, s).stopped_by == "max_trials"
+
+
 def test_timing_stops_at_its_time_cap_after_the_least_rounds():
     s = HarnessSettings(warmup=1, timing_trials=400, min_timing_trials=5, timing_budget_s=0.05,
                         speedup_ci_width=0.0)

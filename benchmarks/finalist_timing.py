@@ -1,0 +1,141 @@
+"""What the finalists' re-judgment spends on timing, and what stopping once a finalist cannot be called faster
+(``harness.settled_ci_width``) saves.
+
+    python benchmarks/finalist_timing.py tabulate \\
+        benchmarks/results/suite_kernelbench_h200_recipes_40/suite_dir.tar.xz \\
+        --out benchmarks/results/finalist_timing_h200_recipes_40.json
+    python benchmarks/finalist_timing.py measure --device cpu --repeats 4 \\
+        --out benchmarks/results/finalist_timing_cpu.json [--problems tests/data/problems/matmul_relu.py ...]
+
+``tabulate`` reads a suite's runs' verdicts (a suite directory or its ``.tar.xz``; answered copies left out):
+the timing phase's seconds of candidates' first judgments and of finalists' re-judgments, what stopped each,
+and the finalists whose re-judgment did not call them faster, whose timing beyond a first judgment's width
+decided nothing. ``measure`` judges each problem's reference, renamed (a candidate at 1.00x, as a recipe that
+changes nothing is), with the finalists' settings (``Settings.for_finalists``), with and without
+``settled_ci_width``, in alternating order: per setting, the timing phase's seconds, the rounds, what stopped
+them and the speedup with its interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PROBLEMS = [ROOT / "tests" / "data" / "problems" / f"{name}.py" for name in ("matmul_relu", "softmax_wide")]
+
+
+def _verdicts(suite: Path) -> list[tuple[bool, dict]]:
+    """(whether a finalist's re-judgment, the verdict) for every verdict judged in the suite's runs."""
+    found = []
+    for path in sorted(suite.glob("**/runs/*/candidates/*.json")):
+        verdict = json.loads(path.read_text())
+        if "status" in verdict and not (verdict.get("details") or {}).get("answered_by"):
+            found.append((path.name.endswith(".final.json"), verdict))
+    return found
+
+
+def tabulate(source: Path) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        suite = source
+        if source.is_file():
+            with tarfile.open(source) as archive:
+                archive.extractall(tmp, filter="data")
+            suite = Path(tmp)
+        verdicts = _verdicts(suite)
+    parts: dict[str, dict] = {}
+    for final, verdict in verdicts:
+        details = verdict.get("details") or {}
+        seconds = (details.get("phase_s") or {}).get("timing")
+        if seconds is None:
+            continue
+        part = parts.setdefault("finalists" if final else "first", {
+            "verdicts": 0, "timing_s": 0.0, "stopped_by": Counter(), "not_faster": 0, "not_faster_timing_s": 0.0})
+        part["verdicts"] += 1
+        part["timing_s"] += seconds
+        part["stopped_by"][(details.get("timing") or {}).get("stopped_by", "unknown")] += 1
+        if verdict.get("speed_verdict") != "faster":
+            part["not_faster"] += 1
+            part["not_faster_timing_s"] += seconds
+    for part in parts.values():
+        part["stopped_by"] = dict(part["stopped_by"])
+        for key in ("timing_s", "not_faster_timing_s"):
+            part[key] = round(part[key], 1)
+    return {"source": str(source), "parts": parts,
+            "timing_s": round(sum(p["timing_s"] for p in parts.values()), 1)}
+
+
+def measure(device: str, problems: list[Path], repeats: int) -> dict:
+    from kernelpro.config import Settings
+    from kernelpro.harness.pipeline import Pipeline
+    from kernelpro.problem import load_problem
+    from kernelpro.search.module_copy import copy_class
+
+    finals = Settings().for_finalists()
+    rows = []
+    items = []
+    for path in problems:
+        problem = load_problem(path)
+        items.append((path.stem, problem, copy_class(problem.source, "Model", "ModelNew").code))
+    for index in range(repeats):
+        for settled in ((True, False) if index % 2 == 0 else (False, True)):
+            settings = finals.model_copy(deep=True)
+            if not settled:
+                settings.harness.settled_ci_width = None
+            with Pipeline(device, settings) as pipeline:
+                for name, problem, source in items:
+                    [result] = pipeline.judge([(problem, source)])
+                    timing = result.details.get("timing") or {}
+                    rows.append({"repeat": index + 1, "settled": settled, "problem": name, "status": result.status,
+                                 "timing_s": (result.details.get("phase_s") or {}).get("timing"),
+                                 "rounds": timing.get("rounds"), "stopped_by": timing.get("stopped_by"),
+                                 "speedup": result.speedup, "speedup_ci95": result.speedup_ci95,
+                                 "speed_verdict": result.speed_verdict})
+                    print(json.dumps(rows[-1]), flush=True)
+
+    def summary(settled: bool) -> dict:
+        mine = [r for r in rows if r["settled"] is settled and r["timing_s"] is not None]
+        return {"verdicts": len(mine), "timing_s": round(sum(r["timing_s"] for r in mine), 2),
+                "timing_median_s": round(statistics.median(r["timing_s"] for r in mine), 3) if mine else None,
+                "stopped_by": dict(Counter(r["stopped_by"] for r in mine)),
+                "speed_verdicts": dict(Counter(r["speed_verdict"] for r in mine))}
+
+    return {"settings": {"timing_budget_s": finals.harness.timing_budget_s,
+                         "speedup_ci_width": finals.harness.speedup_ci_width,
+                         "settled_ci_width": finals.harness.settled_ci_width},
+            "summary": {"settled": summary(True), "not_settled": summary(False)}, "verdicts": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    table = sub.add_parser("tabulate")
+    table.add_argument("source", type=Path, help="A suite directory or its .tar.xz.")
+    table.add_argument("--out", type=Path, required=True)
+    run = sub.add_parser("measure")
+    run.add_argument("--device", default="cpu")
+    run.add_argument("--problems", type=Path, nargs="*", default=PROBLEMS)
+    run.add_argument("--repeats", type=int, default=4)
+    run.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    started = time.monotonic()
+    report = tabulate(args.source) if args.what == "tabulate" else measure(args.device, args.problems, args.repeats)
+    report = {"command": " ".join(sys.argv), "python": platform.python_version(),
+              "wall_s": round(time.monotonic() - started, 1), **report}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report.get("summary") or report.get("parts")))
+
+
+if __name__ == "__main__":
+    main()
