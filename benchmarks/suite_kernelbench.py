@@ -112,9 +112,16 @@ def baseline_verdict_files(suite_dir: Path) -> list[tuple[str, Path]]:
 
 
 def baseline_entries(path: Path) -> list[dict]:
-    """The suite's baselines among a file's verdicts (``{"label", "source", "result"}`` lines)."""
+    """The compile baselines among a file's verdicts (``{"label", "source", "result"}`` lines), each with its
+    ``mode``: labelled ``the NAME baseline`` (``the suite's NAME baseline`` in suites before runs judged them)."""
     entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [e for e in entries if str(e.get("label", "")).startswith("the suite's ")]
+    found = []
+    for entry in entries:
+        label = str(entry.get("label", ""))
+        mode = label.removeprefix("the suite's ").removeprefix("the ").removesuffix(" baseline")
+        if label.startswith("the ") and label.endswith(" baseline") and mode.startswith("compile_"):
+            found.append({**entry, "mode": mode})
+    return found
 
 
 def _verdict_key(verdict: dict) -> str:
@@ -134,7 +141,7 @@ def baseline_table(suite_dir: Path) -> dict:
     for problem, path in sorted(baseline_verdict_files(suite_dir), key=level_task):
         row: dict = {"problem": problem}
         for entry in baseline_entries(path):
-            mode = entry["label"].removeprefix("the suite's ").removesuffix(" baseline")
+            mode = entry["mode"]
             verdict = entry["result"]
             details = verdict.get("details") or {}
             seconds = verdict.get("elapsed_s") or 0.0

@@ -100,7 +100,7 @@ def measure_for_run(problem: Problem, names: list[str], evaluator: Any, run_root
     except ValueError as error:  # a reference whose Model cannot be wrapped: scored against eager alone
         summary = not_measured(wanted, f"no compile baseline can be made ({error})")
     else:
-        add_to_run(run_root, [(f"the suite's {name} baseline", baseline_source(problem, name), result)
+        add_to_run(run_root, [(f"the {name} baseline", baseline_source(problem, name), result)
                               for name, result in judged.items()])
         if record is not None:
             try:

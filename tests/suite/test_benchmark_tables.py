@@ -44,10 +44,10 @@ def test_baselines_a_run_judged_itself_are_read_from_its_directory_and_counted_o
     run = paths.runs / "r-1"
     (run / "candidates").mkdir(parents=True)
     (run / "judged_before.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in (
-        {"label": "the suite's compile_default baseline", "source": "x = 1", "result": baseline},
+        {"label": "the compile_default baseline", "source": "x = 1", "result": baseline},
         {"label": "an earlier judgment", "source": "x = 2", "result": verdict(5.0, 4.0, 1.0)})))
     (run / "candidates" / "a.json").write_text(json.dumps({**baseline, "details": {
-        **baseline["details"], "answered_by": "the suite's compile_default baseline"}}))
+        **baseline["details"], "answered_by": "the compile_default baseline"}}))
     (run / "candidates" / "b.json").write_text(json.dumps(verdict(3.0, 1.0, 1.01)))
     phases = where_gpu_time_went(tmp_path)
     assert (phases["verdicts"], phases["elapsed_s"]) == (2, 42.0)  # the baseline once, not the other verdict

@@ -170,7 +170,7 @@ def test_a_run_judges_its_baselines_first_once_and_their_verdicts_answer_the_rec
     assert baseline["status"] == "ok" and baseline["speedup_ci95"] and outcome.summary["baselines"] == outcome.baselines
     verdicts = [json.loads(p.read_text()) for p in (tmp_path / "runs" / "r-1" / "candidates").glob("*.json")]
     answered = [v for v in verdicts if (v.get("details") or {}).get("answered_by")]
-    assert [v["details"]["answered_by"] for v in answered] == ["the suite's compile_default baseline"]
+    assert [v["details"]["answered_by"] for v in answered] == ["the compile_default baseline"]
     assert answered[0]["speedup"] == baseline["speedup"]
     assert len(verdicts) - len(answered) == 1  # the budget went to the next recipe
     [row] = [line for line in Path(outcome.summary["report_md"]).read_text().splitlines()
