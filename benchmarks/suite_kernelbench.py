@@ -38,7 +38,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import sqlite3
 import subprocess
 import sys
@@ -49,6 +48,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 INPUTS = HERE / "inputs" / "kernelbench"
+sys.path.insert(0, str(HERE.parent))
+
+from kernelpro.suite.device_time import baseline_entries, baseline_files, device_time, judged_verdicts  # noqa: E402
 
 
 def extract(mirror: Path, inputs: Path = INPUTS, release: str = "HEAD") -> None:
@@ -64,69 +66,25 @@ def extract(mirror: Path, inputs: Path = INPUTS, release: str = "HEAD") -> None:
     print(f"{count} problems of release {release} under {inputs}")
 
 
-def where_gpu_time_went(suite_dir: Path) -> dict:
-    """Every verdict the suite's jobs took (baselines, candidates, finalists' re-judgments): how many, their
-    seconds in the worker, which held the device, and those seconds by the judge's phases (``phase_s``), so a
-    slow suite says whether loading, compiling on the first call (``correctness``) or timing cost it; with
-    ``--share-until-timing``, their seconds holding the device shared, letting it go while compiling, waiting
-    for it and holding it alone (``device_turn_s``)."""
-    verdicts: list[dict] = []
-    for _, path in baseline_verdict_files(suite_dir):
-        verdicts += [entry["result"] for entry in baseline_entries(path)]
-    # A candidate answered by another's verdict (a baseline's, a twin's) holds a copy of it: counted once. Runs
-    # that predate ``details.answered_by`` are told by the copy's seconds, phase for phase.
-    seen = {_verdict_key(v) for v in verdicts}
-    for path in sorted(suite_dir.glob("suite-*/runs/*/candidates/*.json")):
-        verdict = json.loads(path.read_text())
-        if (verdict.get("details") or {}).get("answered_by") or _verdict_key(verdict) in seen:
-            continue
-        seen.add(_verdict_key(verdict))
-        verdicts.append(verdict)
-    phases: dict[str, float] = {}
-    turns: dict[str, float] = {}  # harness.share_until_timing: the jobs' seconds sharing the device and alone
-    for verdict in verdicts:
-        details = verdict.get("details") or {}
-        for phase, seconds in (details.get("phase_s") or {}).items():
-            phases[phase] = phases.get(phase, 0.0) + seconds
-        for part, seconds in (details.get("device_turn") or {}).items():
-            if part.endswith("_s"):
-                turns[part] = turns.get(part, 0.0) + seconds
-    return {"verdicts": len(verdicts), "elapsed_s": round(sum(v.get("elapsed_s") or 0.0 for v in verdicts), 1),
-            "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])},
-            **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {})}
-
-
-def baseline_verdict_files(suite_dir: Path) -> list[tuple[str, Path]]:
-    """(problem, file) for each problem's compile baselines' verdicts: its run's ``judged_before.jsonl`` (the
-    run judges them before its search), or, in suites from before that, the baselines' own file in the logs."""
-    found = {p.name.removesuffix(".baseline-verdicts.jsonl"): p
-             for p in suite_dir.glob("suite-*/logs/*.baseline-verdicts.jsonl")}
-    for ledger in suite_dir.glob("suite-*/ledger.sqlite"):
+def _suites(suite_dir: Path) -> list[tuple[Path, list[tuple[str, str]]]]:
+    """Each suite directory under ``suite_dir`` with its problems' (key, run id) pairs."""
+    found = []
+    for ledger in sorted(suite_dir.glob("suite-*/ledger.sqlite")):
         with contextlib.closing(sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)) as db:
             runs = db.execute("SELECT key, run_id FROM problems WHERE run_id IS NOT NULL").fetchall()
-        for key, run_id in runs:
-            path = ledger.parent / "runs" / run_id / "judged_before.jsonl"
-            if path.is_file():
-                found.setdefault(re.sub(r"[^A-Za-z0-9._-]", "_", key), path)
-    return sorted(found.items())
-
-
-def baseline_entries(path: Path) -> list[dict]:
-    """The compile baselines among a file's verdicts (``{"label", "source", "result"}`` lines), each with its
-    ``mode``: labelled ``the NAME baseline`` (``the suite's NAME baseline`` in suites before runs judged them)."""
-    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    found = []
-    for entry in entries:
-        label = str(entry.get("label", ""))
-        mode = label.removeprefix("the suite's ").removeprefix("the ").removesuffix(" baseline")
-        if label.startswith("the ") and label.endswith(" baseline") and mode.startswith("compile_"):
-            found.append({**entry, "mode": mode})
+        found.append((ledger.parent, runs))
     return found
 
 
-def _verdict_key(verdict: dict) -> str:
-    details = verdict.get("details") or {}
-    return json.dumps([verdict.get("elapsed_s"), details.get("phase_s"), verdict.get("speedup")])
+def where_gpu_time_went(suite_dir: Path) -> dict:
+    """Every verdict the suites under ``suite_dir`` took, each once, by phase and by how jobs held the device
+    (``kernelpro.suite.device_time``, the suite report's own figures)."""
+    return device_time([v for root, runs in _suites(suite_dir) for v in judged_verdicts(root, runs)])
+
+
+def baseline_verdict_files(suite_dir: Path) -> list[tuple[str, Path]]:
+    """(problem, file) for each problem's compile baselines' verdicts, over the suites under ``suite_dir``."""
+    return sorted(item for root, runs in _suites(suite_dir) for item in baseline_files(root, runs))
 
 
 def baseline_table(suite_dir: Path) -> dict:

@@ -12,6 +12,7 @@ from pathlib import Path
 from kernelpro.report.html import STYLE
 from kernelpro.suite import report_content as content
 from kernelpro.suite.baselines import compile_baselines
+from kernelpro.suite.device_time import device_time, device_time_rows, judged_verdicts
 from kernelpro.suite.driver import summary
 from kernelpro.suite.layout import SuitePaths
 from kernelpro.suite.ledger import Ledger
@@ -24,6 +25,11 @@ NOTE = ("fast_p: the share of all scored problems that are correct and more than
         "(KernelBench's definition). A problem's best counts only when the finalists' re-judgment finds it faster; "
         "otherwise it keeps the reference, at 1x (the table gives its fastest candidate beside). Failed problems "
         "count as incorrect; degenerate problems are listed apart and not scored.")
+
+DEVICE_NOTE = ("Every verdict the runs took (baselines, candidates, finalists' re-judgments), each once: the time "
+               "in the judge's workers, the phases that took a twentieth of it or more (a torch.compile candidate "
+               "compiles in its first call, inside correctness) and, where jobs shared a GPU until timing, how "
+               "they held it. Waits long beside the time held alone say fewer lanes per GPU would do.")
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
@@ -62,13 +68,17 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     links = [content.report_link(row, paths.root) for row in rows]
     failures, degenerate = content.failures(rows), content.degenerate(problems)
     pruned = content.pruned_rows(ledger.pruned())
+    held = device_time_rows(device_time(judged_verdicts(paths.root, [(r.key, r.run_id or "") for r in rows])))
 
     md = [f"# kernelpro suite {paths.suite_id}", "", *_md_table(("", ""), overview), "## Scores", "", NOTE, "",
           *_md_table(header, score_rows), "![fast_p](fast_p.png)", "",
           "![speedups](speedups.png)", ""]
     if scores.per_level:
         md += ["## Per level", "", *_md_table(content.LEVEL_HEADER, content.level_rows(scores))]
-    md += ["## Spend", "", *_md_table(("", ""), content.spend_rows(scores)), "## Problems", "",
+    md += ["## Spend", "", *_md_table(("", ""), content.spend_rows(scores))]
+    if held:
+        md += ["## Device time", "", DEVICE_NOTE, "", *_md_table(("", ""), held)]
+    md += ["## Problems", "",
            *_md_table((*problem_header, "report"),
                       [(*r, f"[report]({link})" if link else "-") for r, link in zip(table, links, strict=True)])]
     html = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -79,7 +89,10 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
             f'<img alt="speedups" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">']
     if scores.per_level:
         html += ["<h2>Per level</h2>", _html_table(content.level_rows(scores), content.LEVEL_HEADER)]
-    html += ["<h2>Spend</h2>", _html_table(content.spend_rows(scores)), "<h2>Problems</h2>",
+    html += ["<h2>Spend</h2>", _html_table(content.spend_rows(scores))]
+    if held:
+        html += ["<h2>Device time</h2>", f"<p>{escape(DEVICE_NOTE)}</p>", _html_table(held)]
+    html += ["<h2>Problems</h2>",
              _html_table([(*r, f'<a href="{escape(link)}">report</a>' if link else "-")
                           for r, link in zip(table, links, strict=True)], (*problem_header, "report"),
                          raw_column=len(problem_header))]

@@ -16,17 +16,17 @@ from suite_kernelbench import baseline_table, where_gpu_time_went  # noqa: E402
 
 
 def verdict(elapsed: float, correctness: float, speedup: float, **details) -> dict:
-    return {"elapsed_s": elapsed, "speedup": speedup,
+    return {"status": "ok", "elapsed_s": elapsed, "speedup": speedup,
             "details": {"phase_s": {"correctness": correctness, "timing": elapsed - correctness}, **details}}
 
 
-def test_a_candidate_answered_by_a_baselines_verdict_is_counted_once(tmp_path):
-    suite = tmp_path / "suite" / "suite-x"
+def test_an_older_suites_baselines_and_a_candidate_answered_by_one_are_counted_once(tmp_path):
+    paths, _ = ledger_with(tmp_path / "suite", {"level2/1_a": {"level": 2}})
     baseline = verdict(39.0, 37.5, 2.14)
-    (suite / "logs").mkdir(parents=True)
-    (suite / "logs" / "level2_1.baseline-verdicts.jsonl").write_text(
+    (paths.logs).mkdir(parents=True, exist_ok=True)  # a suite from before runs judged their baselines
+    (paths.logs / "level2_1.baseline-verdicts.jsonl").write_text(
         json.dumps({"label": "the suite's compile_max_autotune_no_cudagraphs baseline", "result": baseline}) + "\n")
-    candidates = suite / "runs" / "p020" / "candidates"
+    candidates = paths.runs / "p020" / "candidates"
     candidates.mkdir(parents=True)
     (candidates / "a.json").write_text(json.dumps(baseline))  # an older run's copy, unmarked
     (candidates / "b.json").write_text(json.dumps(verdict(41.0, 36.6, 2.17)))
@@ -40,7 +40,7 @@ def test_a_candidate_answered_by_a_baselines_verdict_is_counted_once(tmp_path):
 def test_baselines_a_run_judged_itself_are_read_from_its_directory_and_counted_once(tmp_path):
     paths, ledger = ledger_with(tmp_path, {"level2/1_conv": {"level": 2}})
     ledger.update("level2/1_conv", run_id="r-1")
-    baseline = {**verdict(39.0, 37.5, 2.14), "status": "ok"}
+    baseline = verdict(39.0, 37.5, 2.14)
     run = paths.runs / "r-1"
     (run / "candidates").mkdir(parents=True)
     (run / "judged_before.jsonl").write_text("".join(json.dumps(entry) + "\n" for entry in (
