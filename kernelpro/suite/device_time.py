@@ -90,14 +90,17 @@ def device_time(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
             **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {})}
 
 
+def _span(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} min"
+
+
 def device_time_rows(spent: dict[str, Any]) -> list[tuple[str, str]]:
     """The report's rows: the verdicts and their time, the phases that took it, and how the device was held."""
     if not spent["verdicts"]:
         return []
-    rows = [("verdicts", f"{spent['verdicts']}, {spent['elapsed_s'] / 60:.1f} min in the judge's workers")]
-    rows += [(f"phase: {phase}", f"{seconds / 60:.1f} min") for phase, seconds in spent["phase_s"].items()
+    rows = [("verdicts", f"{spent['verdicts']}, {_span(spent['elapsed_s'])} in the judge's workers")]
+    rows += [(f"phase: {phase}", _span(seconds)) for phase, seconds in spent["phase_s"].items()
              if seconds >= 0.05 * max(spent["elapsed_s"], 1e-9)]
     turns = spent.get("device_turn_s") or {}
-    rows += [(f"device {label}", f"{turns[part] / 60:.1f} min") for part, label in TURN_PARTS.items()
-             if turns.get(part)]
+    rows += [(f"device {label}", _span(turns[part])) for part, label in TURN_PARTS.items() if turns.get(part)]
     return rows

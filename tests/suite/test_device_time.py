@@ -37,9 +37,10 @@ def test_a_suites_verdicts_are_counted_once_by_phase_and_by_how_the_device_was_h
 
     md = write_suite_report(paths, ledger)[1].read_text()
     section = md.split("## Device time", 1)[1].split("## Problems", 1)[0]
-    assert "| verdicts | 3, 0.9 min in the judge's workers |" in section
-    assert "| phase: correctness | 0.6 min |" in section
-    assert "| device let go while compiling | 0.6 min |" in section and "waited to hold it alone" in section
+    assert "| verdicts | 3, 54 s in the judge's workers |" in section
+    assert "| phase: correctness | 38 s |" in section
+    assert "| device let go while compiling | 34 s |" in section
+    assert "| device waited to hold it alone | 6 s |" in section
 
 
 def test_a_suite_with_nothing_judged_yet_has_no_device_time_section(tmp_path):
