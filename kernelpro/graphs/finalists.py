@@ -35,5 +35,5 @@ def rejudge_finalists(ctx: OptimizeContext, tree: VariantTree, update: dict[str,
                       f"{speedup_text(variant.speedup, (variant.result or {}).get('speedup_ci95'))})")
     update["variants"] = {v.id: v.model_dump(mode="json") for v in finalists}
     if ctx.device == "cuda":
-        update["gpu_s"] = sum(r.elapsed_s or 0.0 for r in fresh.values())
+        update["gpu_s"] = sum(r.device_s for r in fresh.values())
     return events

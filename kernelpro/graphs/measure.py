@@ -88,7 +88,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
         ctx.files.store_result(firsts[index].id, result)  # costs only the candidates still being judged
 
     fresh = ctx.evaluate.judge_many(ctx.problem, [v.source for v in firsts], on_verdict=keep) if firsts else []
-    gpu_s = sum(r.elapsed_s or 0.0 for r in fresh) if ctx.device == "cuda" else 0.0
+    gpu_s = sum(r.device_s for r in fresh) if ctx.device == "cuda" else 0.0
     for group, result in zip(todo.values(), fresh, strict=True):
         verdicts[group[0].id] = (result, "")
         for twin in group[1:]:

@@ -140,6 +140,13 @@ class EvalResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
     @property
+    def device_s(self) -> float:
+        """The seconds the judgment had the device: its ``elapsed_s`` less what it let the device go while
+        compiling (``details.device_turn``, with ``harness.share_until_timing``). What GPU time counts."""
+        released = (self.details.get("device_turn") or {}).get("released_s") or 0.0
+        return max(0.0, (self.elapsed_s or 0.0) - released)
+
+    @property
     def candidate_ms(self) -> float | None:
         return self.candidate.median_ms if self.candidate else None
 

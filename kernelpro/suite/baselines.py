@@ -58,7 +58,7 @@ def summarise(results: dict[str, EvalResult]) -> dict[str, dict[str, Any]]:
     return {name: {"status": r.status, "reason": r.reason, "correct": r.correct, "speedup": r.speedup,
                    "speedup_ci95": r.speedup_ci95, "speed_verdict": r.speed_verdict, "ms": r.candidate_ms,
                    "reference_ms": r.reference_ms, "host_bound": r.host_bound, "message": headline(r.message, 300),
-                   "elapsed_s": r.elapsed_s}
+                   "elapsed_s": r.elapsed_s, "device_s": r.device_s}
             for name, r in results.items()}
 
 

@@ -126,7 +126,7 @@ class Driver:
         row = self.ledger.problem(outcome.key)
         baselines = outcome.baselines if outcome.baselines is not None else (row.baselines or {})
         # the baselines' device time, whichever attempt measured them (a retried problem keeps its own)
-        baseline_gpu = sum(b.get("elapsed_s") or 0.0 for b in baselines.values()) \
+        baseline_gpu = sum(b.get("device_s", b.get("elapsed_s")) or 0.0 for b in baselines.values()) \
             if self.config.device == "cuda" else 0.0
         if outcome.failure_kind == "lost" and row.attempts < self.settings.suite.max_attempts:
             self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="lost")

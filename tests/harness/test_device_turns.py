@@ -106,3 +106,13 @@ def test_a_job_told_not_to_release_while_compiling_holds_the_device_through_its_
 def test_compiles_release_a_gpu_by_default_never_the_cpu_they_run_on():
     assert releases_while_compiling("auto", "cuda:1") and not releases_while_compiling("auto", "cpu")
     assert releases_while_compiling("on", "cpu") and not releases_while_compiling("off", "cuda")
+
+
+def test_the_time_a_judgment_let_the_device_go_is_not_device_time():
+    from kernelpro.harness.result import EvalResult
+
+    shared = EvalResult(status="ok", elapsed_s=20.0, details={"device_turn": {"shared_s": 3.0, "released_s": 14.0,
+                                                                              "alone_s": 3.0}})
+    assert shared.device_s == 6.0
+    assert EvalResult(status="ok", elapsed_s=20.0).device_s == 20.0  # held throughout
+    assert EvalResult(status="runtime_error").device_s == 0.0
