@@ -124,9 +124,10 @@ class Driver:
     # -- outcomes ---------------------------------------------------------------------------------------------
     def _record(self, outcome: JobOutcome, progress: Progress) -> None:
         row = self.ledger.problem(outcome.key)
-        baselines = outcome.baselines if outcome.baselines is not None else (row.baselines or {})
+        # none yet when the run died before judging them: the problem's next attempt judges them
+        baselines = outcome.baselines if outcome.baselines is not None else row.baselines
         # the baselines' device time, whichever attempt measured them (a retried problem keeps its own)
-        baseline_gpu = sum(b.get("device_s", b.get("elapsed_s")) or 0.0 for b in baselines.values()) \
+        baseline_gpu = sum(b.get("device_s", b.get("elapsed_s")) or 0.0 for b in (baselines or {}).values()) \
             if self.config.device == "cuda" else 0.0
         if outcome.failure_kind == "lost" and row.attempts < self.settings.suite.max_attempts:
             self.ledger.update(outcome.key, state="pending", failure=outcome.failure, failure_kind="lost")

@@ -147,16 +147,15 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
 
 def run_job(spec: JobSpec) -> JobOutcome:
     """The problem's optimisation, its missing baselines judged first; never raises for the problem."""
-    from kernelpro.suite.baselines import not_measured, of_run
+    from kernelpro.suite.baselines import of_run
 
     start = time.monotonic()
     code, last, tail = _run(optimize_command(spec), spec, "optimize", spec.timeout_s)
     summary, kind, why = _parse(code, last, tail, spec.timeout_s, "the optimisation")
     baselines: dict[str, Any] | None = None
     if spec.baselines and kind != "problem":
-        # judged by the run (a run that ended early left them in its directory), else scored against eager alone
+        # judged by the run (one that ended early left them in its directory); a run that died before judging
+        # them leaves none, and the problem's next attempt judges them
         baselines = (summary or {}).get("baselines") or of_run(Path(spec.runs_dir) / spec.run_id)
-        if baselines is None and kind != "setup":
-            baselines = not_measured(spec.baselines, why or "the run ended before judging them")
     return JobOutcome(key=spec.key, ok=kind is None, summary=summary, baselines=baselines, failure_kind=kind,
                       failure=why, wall_s=time.monotonic() - start)

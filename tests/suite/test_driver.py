@@ -93,3 +93,15 @@ def test_a_resumed_suite_shows_the_best_of_its_earlier_sessions(tmp_path):
     seen: list[tuple[str, float] | None] = []
     Driver(paths, ledger, Settings(), LocalBackend([]), on_progress=lambda p: seen.append(p.best)).run()
     assert seen == [("level1/2_fast", 2.5)]  # the pending problem was refused: the earlier best still shows
+
+
+def test_a_run_that_died_before_judging_its_baselines_leaves_them_to_the_next_attempt(tmp_path):
+    paths, ledger = ledger_with(tmp_path, {"level1/1_hung": {"level": 1, "state": "running"}})
+    driver = Driver(paths, ledger, Settings(), LocalBackend([]))
+    driver._record(JobOutcome(key="level1/1_hung", ok=False, failure_kind="hang", failure="ran past its limit"),
+                   Progress(total=1))
+    row = ledger.problem("level1/1_hung")
+    assert (row.state, row.baselines) == ("failed", None)
+    assert ledger.retry_failed({"hang"}) == ["level1/1_hung"]
+    spec = driver._spec(ledger.problem("level1/1_hung"), gpu_lanes([0], Settings())[0], 1, ledger.problems())
+    assert spec.baselines == ["compile_default"]  # judged by the next attempt's run
