@@ -73,7 +73,7 @@ def test_a_killed_actors_problem_is_rescheduled_on_a_new_actor(tmp_path, local_c
 
     assert ended and ended[0][0] == "completed", ended
     rows = {row.key: row for row in ledger.problems()}
-    assert rows["scale_relu"].state == "done" and rows["scale_relu"].attempts == 2
+    assert rows["scale_relu"].state == "done" and rows["scale_relu"].attempts == 2, rows["scale_relu"].failure
     assert rows["scale_relu"].lane in ("ray0", "ray1") and rows["scale_relu"].failure is None
     result = rows["scale_relu"].result
     assert result["run_id"] == victim.run_id and json.loads((run_dir / "run.json").read_text())["status"] == \
