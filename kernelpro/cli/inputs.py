@@ -1,5 +1,6 @@
 """What the commands check before they start anything: the device exists, the files are there and readable, the
-problem is in KernelBench's format. Each failure is one specific line and exit code 2, never a traceback."""
+problem is in KernelBench's format. Each failure is one specific line and exit code 2, never a traceback. Also
+what they read from their options alike: durations (``--time-budget 15m``) and the device's name."""
 
 from __future__ import annotations
 
