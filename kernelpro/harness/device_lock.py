@@ -105,15 +105,28 @@ class SharedTurn:
     (to take it back), ``waited_alone``, ``alone``; ``taken_back`` how often it was taken back (after each
     compile, and for each benchmark inside one)."""
 
-    def __init__(self, files: tuple[int, int] | None) -> None:
+    def __init__(self, files: tuple[int, int] | None, waited_to_start: float = 0.0) -> None:
         self.files = files
-        self.waited_s = 0.0
-        self.exclusive = False
-        self.held = True
         self.taken_back = 0
         self.spans = dict.fromkeys(("waited_to_start", "shared", "released", "waited_shared", "waited_alone",
                                     "alone"), 0.0)
+        self.spans["waited_to_start"] = waited_to_start
         self._state, self._since = "shared", time.monotonic()
+
+    @property
+    def exclusive(self) -> bool:
+        """Whether the block asked for the device alone (and, once the wait is over, holds it so)."""
+        return self._state in ("waited_alone", "alone")
+
+    @property
+    def released(self) -> bool:
+        """Whether the shared hold is let go, and not yet taken back."""
+        return self._state == "released"
+
+    @property
+    def waited_s(self) -> float:
+        """The seconds spent waiting for the lock: to start, to take it back, to hold it alone."""
+        return self.spans["waited_to_start"] + self.spans["waited_shared"] + self.spans["waited_alone"]
 
     def _enter(self, state: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
@@ -127,23 +140,20 @@ class SharedTurn:
         self._enter(waiting)
         waited = _through_turnstile(*self.files, mode) if self.files is not None else 0.0
         self._enter(then)
-        self.waited_s += waited
         return waited
 
     def let_go(self) -> None:
-        """Drop the shared hold (no-op once alone, or when not held)."""
-        if self.exclusive or not self.held:
+        """Drop the shared hold (no-op unless held shared)."""
+        if self._state != "shared":
             return
         if self.files is not None:
             fcntl.flock(self.files[1], fcntl.LOCK_UN)
-        self.held = False
         self._enter("released")
 
     def take_shared(self) -> float:
         """Hold the lock shared again after ``let_go``; the seconds spent waiting (for a measurement)."""
-        if self.exclusive or self.held:
+        if not self.released:
             return 0.0
-        self.held = True
         self.taken_back += 1
         return self._wait(fcntl.LOCK_SH, "waited_shared", "shared")
 
@@ -152,9 +162,8 @@ class SharedTurn:
         two holders upgrading at once would otherwise each wait for the other's shared hold to end."""
         if self.exclusive:
             return 0.0
-        if self.files is not None and self.held:
+        if self.files is not None and self._state == "shared":
             fcntl.flock(self.files[1], fcntl.LOCK_UN)
-        self.exclusive = self.held = True
         return self._wait(fcntl.LOCK_EX, "waited_alone", "alone")
 
 
@@ -163,9 +172,7 @@ def shared_until_exclusive(device: str, harness: HarnessSettings) -> Iterator[Sh
     """Hold ``device``'s lock shared for the block, until the block calls ``take_exclusive`` on what it gets
     (whose ``waited_s`` counts the seconds spent waiting). An unlocked device gives a turn that locks nothing."""
     files = _lock_files(device, harness)
-    waited = _through_turnstile(*files, fcntl.LOCK_SH) if files is not None else 0.0
-    turn = SharedTurn(files)
-    turn.waited_s = turn.spans["waited_to_start"] = waited
+    turn = SharedTurn(files, _through_turnstile(*files, fcntl.LOCK_SH) if files is not None else 0.0)
     try:
         yield turn
     finally:

@@ -75,10 +75,6 @@ class WorkerOutcome:
     turn_waited_s: float = 0.0
     """Waited mid-job for the device (``harness.share_until_timing``): alone, or shared again; not in
     ``elapsed_s``."""
-    alone_since: float | None = None
-    """When the job got the device alone (``time.monotonic``), if it asked."""
-    device_let_go: bool = False
-    """The job let the device go (it compiles) and has not asked for it back."""
 
     @property
     def last_phase(self) -> str:

@@ -120,6 +120,7 @@ class LongLivedWorker:
         """Judge one job. Raises ``WorkerStartError`` only when no worker can be started at all. ``turn``: the
         device lock the job holds shared until timing, changed as the job asks (``device_turns``); the seconds
         spent waiting for it count neither against the job's time limit nor in its elapsed."""
+        turn = turn if turn is not None else SharedTurn(None)  # held alone throughout: a turn that locks nothing
         for _attempt in range(2):
             if self.proc is None:
                 self.start()
@@ -164,7 +165,7 @@ class LongLivedWorker:
                 return None
         return None
 
-    def _run_once(self, job: dict[str, Any], turn: SharedTurn | None) -> WorkerOutcome | None:
+    def _run_once(self, job: dict[str, Any], turn: SharedTurn) -> WorkerOutcome | None:
         """One attempt; None when the worker never acknowledged the job (it was broken before the job began)."""
         nonce = secrets.token_hex(16)
         workdir = make_worker_dir("kernelpro-worker-", self.home)  # inside the worker's own, its only writable one
@@ -200,31 +201,25 @@ class LongLivedWorker:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _change_turn(self, asked: Any, outcome: WorkerOutcome, deadline: Deadline, turn: SharedTurn | None) -> None:
+    def _change_turn(self, asked: Any, outcome: WorkerOutcome, deadline: Deadline, turn: SharedTurn) -> None:
         """The job's hold on the device changed as it asks (``device_turns``); a request that waits is answered
         ``{"go": true}`` once granted. The device alone comes once a job; the device shared again only after
         the job let it go: any other request gets nothing (the job's own code sent one of them, and waits on
         for its answer)."""
         if asked == "none":
-            if outcome.alone_since is None and not outcome.device_let_go:
-                outcome.device_let_go = True
-                if turn is not None:
-                    turn.let_go()
+            turn.let_go()
             return
-        if asked == "shared" and outcome.device_let_go:
-            outcome.device_let_go = False
-            waited = turn.take_shared() if turn is not None else 0.0
-        elif asked == "exclusive" and outcome.alone_since is None:
-            outcome.device_let_go = False
-            waited = turn.take_exclusive() if turn is not None else 0.0
-            outcome.alone_since = time.monotonic()
+        if asked == "shared" and turn.released:
+            waited = turn.take_shared()
+        elif asked == "exclusive" and not turn.exclusive:
+            waited = turn.take_exclusive()
         else:
             return
         outcome.turn_waited_s += waited
         deadline.pause(waited)
         self._send({"go": True})
 
-    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float, turn: SharedTurn | None = None) -> bool:
+    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float, turn: SharedTurn) -> bool:
         """Wait for the result within the limits. False if the worker never acknowledged the job."""
         accepted = False
         deadline = Deadline(self.settings, started)
