@@ -44,12 +44,14 @@ def judge_run_baselines(out: Console, context: Any, files: RunFiles, names: list
         return None
     from kernelpro.forecast.dataset import hardware_name
     from kernelpro.search.tree import speedup_text
-    from kernelpro.suite.baselines import measure_for_run, of_run
+    from kernelpro.suite.baselines import measure_for_run
 
-    if of_run(files.root) is None:
+    summary = files.baselines()
+    if summary is None:
         out.print(f"judging the compile baselines first: {', '.join(names)}", soft_wrap=True)
-    summary = measure_for_run(context.problem, names, context.evaluate, files.root, files.root.name,
-                              settings.forecast.dataset if settings.forecast.record else None, hardware_name(device))
+        summary = measure_for_run(context.problem, names, context.evaluate, files.root, files.root.name,
+                                  settings.forecast.dataset if settings.forecast.record else None,
+                                  hardware_name(device))
     for name, verdict in summary.items():
         said = speedup_text(verdict.get("speedup"), verdict.get("speedup_ci95")) if verdict.get("correct") else \
             f"{verdict.get('status')}: {verdict.get('message', '')}"

@@ -73,27 +73,19 @@ def record_baselines(dataset: Path, problem: Problem, results: dict[str, EvalRes
                                  for name, result in results.items()])
 
 
-def of_run(run_root: Path) -> dict[str, dict[str, Any]] | None:
-    """The summary of the baselines a run judged (``measure_for_run``), None when it judged none."""
-    from kernelpro.graphs.run_files import RunFiles
-
-    return RunFiles(run_root).baselines()
-
-
 def not_measured(names: list[str], why: str) -> dict[str, dict[str, Any]]:
     return {name: {"status": "not measured", "correct": False, "message": why} for name in names}
 
 
 def measure_for_run(problem: Problem, names: list[str], evaluator: Any, run_root: Path, run_id: str,
                     record: Path | None, hardware: str) -> dict[str, dict[str, Any]]:
-    """The compile baselines among ``names`` judged by a run's own ``evaluator`` before its search (once: a
-    resumed run finds them in its directory); their verdicts join those the run answers from
-    (``judged_before``), each is a dataset row when ``record`` names the dataset, and their summary is kept."""
+    """The compile baselines among ``names`` judged by a run's own ``evaluator`` before its search; their verdicts
+    join those the run answers from (``judged_before``), each is a dataset row when ``record`` names the
+    dataset, and their summary is kept in the run directory (``RunFiles.baselines``), where a resumed run finds
+    them."""
     from kernelpro.graphs.judged_before import add_to_run
     from kernelpro.graphs.run_files import RunFiles, write_atomic
 
-    if (found := of_run(run_root)) is not None:
-        return found
     wanted = compile_baselines(names)
     try:
         judged = judge_baselines(problem, wanted, evaluator)

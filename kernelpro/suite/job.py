@@ -147,7 +147,7 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
 
 def run_job(spec: JobSpec) -> JobOutcome:
     """The problem's optimisation, its missing baselines judged first; never raises for the problem."""
-    from kernelpro.suite.baselines import of_run
+    from kernelpro.graphs.run_files import RunFiles
 
     start = time.monotonic()
     code, last, tail = _run(optimize_command(spec), spec, "optimize", spec.timeout_s)
@@ -156,6 +156,6 @@ def run_job(spec: JobSpec) -> JobOutcome:
     if spec.baselines and kind != "problem":
         # judged by the run (one that ended early left them in its directory); a run that died before judging
         # them leaves none, and the problem's next attempt judges them
-        baselines = (summary or {}).get("baselines") or of_run(Path(spec.runs_dir) / spec.run_id)
+        baselines = (summary or {}).get("baselines") or RunFiles(Path(spec.runs_dir) / spec.run_id).baselines()
     return JobOutcome(key=spec.key, ok=kind is None, summary=summary, baselines=baselines, failure_kind=kind,
                       failure=why, wall_s=time.monotonic() - start)
