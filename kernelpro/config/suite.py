@@ -33,8 +33,8 @@ class SuiteSettings(BaseModel):
     hang_grace_s: float = Field(600.0, ge=0)
     """Time beyond a problem's own time budget before it counts as hung (compiles, the finalists' re-judging)."""
     max_attempts: int = Field(2, ge=1)
-    """Times a problem is started when its worker is lost (a Ray actor or node gone): each attempt resumes the
-    same run from its checkpoint."""
+    """Times a problem is started when its worker is lost (a Ray actor or node gone, or its process killed from
+    outside): each attempt resumes the same run from its checkpoint."""
     disk_budget_mb: float | None = Field(None, gt=0)
     """Disk the suite directory may use. Past it, finished problems' bulky files are compressed, then dropped
     (the other variants' Nsight Compute reports first, then the LangGraph checkpoints of finished runs, last the

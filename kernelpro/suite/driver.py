@@ -1,13 +1,13 @@
 """The suite's driver: hands problems to free lanes, records each outcome in the ledger, keeps the report current.
 
-The driver is the ledger's only writer. A problem's run id is in the ledger before its run starts, so after a
-kill (the driver's, a lane's, a Ray node's) the problem is started again as ``optimize --resume`` of that run,
-which judges nothing twice. A problem whose worker was lost is started again up to ``suite.max_attempts``
-times; one that crashes, hangs or is not a usable problem is recorded failed with the reason, and the suite
-goes on. A run that cannot be set up at all (optimize's exit code ``SETUP_FAILED``: a dependency that does not
-import, a judge that cannot start) is the machine's fault: every problem would fail alike, so the suite stops,
-the problem stays pending and a resume after the fix runs it. One that ran out of GPU memory beside other lanes'
-problems on its GPU runs again alone there (``suite/alone.py``).
+The driver is the ledger's only writer. A problem's run id is in the ledger before its run starts, so after a kill
+(the driver's, a lane's, a Ray node's) the problem is started again as ``optimize --resume`` of that run, which
+judges nothing twice. A problem whose worker was lost (a Ray actor or node gone, its run killed from outside) is
+started again up to ``suite.max_attempts`` times; one that crashes, hangs or is not a usable problem is recorded
+failed with the reason, and the suite goes on. A run that cannot be set up at all (optimize's exit code
+``SETUP_FAILED``: a dependency that does not import, a judge that cannot start) is the machine's fault: every
+problem would fail alike, so the suite stops, the problem stays pending and a resume after the fix runs it. One that
+ran out of GPU memory beside other lanes' problems on its GPU runs again alone there (``suite/alone.py``).
 """
 
 from __future__ import annotations

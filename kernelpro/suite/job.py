@@ -131,6 +131,9 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
            ) -> tuple[dict[str, Any] | None, FailureKind | None, str]:
     if code is None:
         return None, "hang", f"{stage} ran past the limit of {timeout_s:.0f} s and was killed"
+    if code == -signal.SIGKILL:  # not by this job (its own kill is the limit's, above): the problem is not at fault
+        return None, "lost", (f"{stage} was killed from outside (SIGKILL: the kernel's out-of-memory killer, a "
+                              "person, or the Ray actor running it going away)")
     if code == BAD_INPUT:
         return None, "problem", _error_line(tail)
     if code == SETUP_FAILED:  # the machine, not the problem: the driver stops the suite

@@ -69,12 +69,32 @@ def test_a_problem_that_overruns_its_limit_is_killed_and_recorded_as_hung(tmp_pa
     assert (tmp_path / "logs" / "level1_19_ReLU.optimize.log").read_text().startswith("--- ")
 
 
+def test_a_run_killed_from_outside_comes_back_lost_so_the_driver_starts_it_again(tmp_path):
+    import threading
+
+    outcomes = []
+    worker = threading.Thread(target=lambda: outcomes.append(run_job(spec(tmp_path, timeout_s=120.0))))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not (runs := [pid for pid in os.listdir("/proc") if pid.isdigit() and "kernelpro.cli" in _cmdline(pid)
+                        and str(tmp_path) in _cmdline(pid)]):
+        assert worker.is_alive() and time.monotonic() < deadline, outcomes
+        time.sleep(0.05)
+    os.kill(int(runs[0]), signal.SIGKILL)  # as the out-of-memory killer, or Ray taking its actor's children, would
+    worker.join(timeout=60)
+    assert outcomes and outcomes[0].failure_kind == "lost" and not outcomes[0].ok
+    assert "killed from outside" in outcomes[0].failure
+
+
 def test_what_a_child_leaves_says_how_it_ended():
     summary = {"run_id": "r-1", "status": "completed"}
     assert _parse(0, json.dumps(summary), "", 60, "the optimisation") == (summary, None, "")
     tail = "--- 2026-12-01T00:00:00Z optimize p.py\nTraceback (most recent call last):\n  ...\nMemoryError: boom\n"
-    assert _parse(-9, "", tail, 60, "the optimisation") == \
-        (None, "crash", "the optimisation exited with -9: Traceback (most recent call last): | ... | MemoryError: boom")
+    assert _parse(1, "", tail, 60, "the optimisation") == \
+        (None, "crash", "the optimisation exited with 1: Traceback (most recent call last): | ... | MemoryError: boom")
+    assert _parse(-11, "", tail, 60, "the optimisation")[1] == "crash"  # a segfault is the run's own
+    killed = _parse(-9, "", tail, 60, "the optimisation")  # SIGKILL, not by the job: started again
+    assert killed[1] == "lost" and killed[2].startswith("the optimisation was killed from outside (SIGKILL")
     assert _parse(0, "not json", "", 60, "the optimisation")[1] == "crash"
     refused = _parse(2, "", "No language model...\nerror: p.py: no such file\n", 60, "the optimisation")
     assert refused == (None, "problem", "error: p.py: no such file")
