@@ -26,7 +26,7 @@ def test_environment_overrides_toml(tmp_path, monkeypatch):
     assert "sk-secret-value" not in repr(s) and s.llm.api_key.get_secret_value() == "sk-secret-value"
 
 
-def test_the_finalists_are_timed_to_a_narrower_interval_unless_they_cannot_be_called_faster():
+def test_the_finalists_are_timed_to_a_narrower_interval_unless_their_call_is_settled():
     settings = Settings()
     settings.search.finalist_rounds_factor = 3.0
     finals = settings.for_finalists()

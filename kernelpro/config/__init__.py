@@ -91,16 +91,16 @@ class Settings(BaseSettings):
 
     def for_finalists(self) -> Settings:
         """These settings for the finalists' re-judgment: more rounds, a longer time cap, a narrower target
-        interval (``search.finalist_rounds_factor``) for a finalist that may be called faster (under the time
-        objective, one that cannot stops at a first judgment's width: ``harness.settled_ci_width``), one
-        long-lived worker new for them."""
+        interval (``search.finalist_rounds_factor``) for a finalist whose call is open (under the time
+        objective, one that cannot be called faster, or is faster beyond doubt, stops at a first judgment's
+        width: ``harness.settled_ci_width``), one long-lived worker new for them."""
         factor = max(1.0, self.search.finalist_rounds_factor)
         scaled = self.model_copy(deep=True)
         harness = scaled.harness
         harness.timing_trials = int(harness.timing_trials * factor)
         harness.min_timing_trials = int(harness.min_timing_trials * factor)
         harness.timing_budget_s = harness.timing_budget_s * factor
-        if self.search.objective == "time":  # a finalist that cannot be the best needs no narrower interval
+        if self.search.objective == "time":  # a settled call needs no narrower interval
             harness.settled_ci_width = harness.speedup_ci_width
         harness.speedup_ci_width = harness.speedup_ci_width / factor
         harness.worker_mode = "persistent"

@@ -69,12 +69,13 @@ class HarnessSettings(BaseModel):
     """Timing stops once the speedup's 95% interval is this narrow, relative to the speedup (0.02: about +-1%);
     the interval of the rounds alone, as more rounds cannot narrow the spread between jobs (``job_spread_*``)."""
     settled_ci_width: float | None = None
-    """With it, timing also stops once the speedup's interval is this narrow and its top lies below
-    ``1 + min_effect``: the candidate cannot be called faster, and more rounds would only narrow a figure that
-    decides nothing. The finalists' re-judgment sets it to the first judgments' ``speedup_ci_width``
-    (``Settings.for_finalists``): only a finalist that may be the best is timed to its narrower interval. In a
-    40-problem recipe suite on the H200 the finalists' re-judgments timed for 268 s, 52 s of them on the 14 that
-    were not called faster (``benchmarks/finalist_timing.py``)."""
+    """With it, timing also stops once the speedup's interval is this narrow and the call is settled: its top
+    lies below ``1 + min_effect`` (the candidate cannot be called faster) or its bottom at or above it (faster
+    beyond doubt), and more rounds would only narrow a figure whose call they cannot change. The finalists'
+    re-judgment sets it to the first judgments' ``speedup_ci_width`` (``Settings.for_finalists``): only a
+    finalist whose call is still open is timed to its narrower interval. In a 40-problem recipe suite on the
+    H200 the finalists' re-judgments timed for 268 s: 52 s of them on the 14 not called faster, and 157 s on 27
+    called faster whose rounds at a first judgment's width project to 68 s (``benchmarks/finalist_timing.py``)."""
     job_spread_host: float = 0.005
     """The relative standard deviation of a speedup between identical jobs when the calls are bound by the
     host (any CPU job, a CUDA job whose launches outlast its GPU time); the interval adds it in quadrature to

@@ -140,8 +140,9 @@ class TimedRun:
 def interval_reached(costs: dict[str, list[float]], names: Sequence[str], settings: HarnessSettings
                      ) -> StopReason | None:
     """Why timing may stop now, if it may: the 95% interval (of the speedup for two models, of the median for
-    one) is ``speedup_ci_width`` narrow relative to its estimate, or ``settled_ci_width`` narrow with its top
-    below ``1 + min_effect``, where the first model's cost over the second's cannot be called faster."""
+    one) is ``speedup_ci_width`` narrow relative to its estimate, or ``settled_ci_width`` narrow with the call
+    settled: its top below ``1 + min_effect`` (the first model's cost over the second's cannot be called faster)
+    or its bottom at or above it (faster beyond doubt)."""
     first = costs[names[0]]
     second = costs[names[1]] if len(names) > 1 else [1.0] * len(first)
     estimate, low, high = stats.speedup_interval(first, second, resamples=500)
@@ -149,7 +150,8 @@ def interval_reached(costs: dict[str, list[float]], names: Sequence[str], settin
     if width <= settings.speedup_ci_width:
         return "interval"
     settled = settings.settled_ci_width
-    if settled is not None and len(names) > 1 and width <= settled and high < 1.0 + settings.min_effect:
+    band = 1.0 + settings.min_effect
+    if settled is not None and len(names) > 1 and width <= settled and (high < band or low >= band):
         return "settled_call"
     return None
 

@@ -54,7 +54,7 @@ def test_timing_runs_to_its_most_rounds_when_the_spread_stays_wide():
     assert len(noisy.costs["reference"]) == len(noisy.costs["candidate"]) == 40
 
 
-def test_timing_stops_early_once_a_candidate_cannot_be_called_faster_and_runs_on_for_one_that_may_be():
+def test_timing_stops_early_once_a_candidates_call_is_settled_and_runs_on_while_it_is_not():
     import random
 
     def reference(x):
@@ -80,10 +80,23 @@ def test_timing_stops_early_once_a_candidate_cannot_be_called_faster_and_runs_on
                         settled_ci_width=0.05)
     same = rounds(1.0, s)  # about 1.00x: its interval's top is below 1 + min_effect
     assert same.stopped_by == "settled_call" and same.rounds == 20
-    faster = rounds(1.2, s)  # 1.2x: it may be the best, whose figure is narrowed on
-    assert faster.stopped_by == "max_trials" and faster.rounds == 60
+    faster = rounds(1.2, s)  # 1.2x: its interval's bottom is above 1 + min_effect, faster beyond doubt
+    assert faster.stopped_by == "settled_call" and faster.rounds == 20
+
+    class OnTheLine(CpuClock):
+        """The reference 1.00-1.04 times the candidate's cost: about 1.02x, with an interval narrower than
+        ``settled_ci_width`` that straddles 1 + min_effect."""
+
+        noise = random.Random(1)
+
+        def time(self, fn, args):
+            elapsed = self.noise.uniform(1.0, 1.04) if fn is reference else 1.0
+            return elapsed, elapsed, fn(*args)
+
+    on_the_line = _rounds(OnTheLine(), s, {"reference": reference, "candidate": candidate})
+    assert on_the_line.stopped_by == "max_trials" and on_the_line.rounds == 60  # more rounds may decide it
     s.settled_ci_width = None
-    assert rounds(1.0, s).stopped_by == "max_trials"
+    assert rounds(1.0, s).stopped_by == "max_trials" and rounds(1.2, s).stopped_by == "max_trials"
 
 
 def test_timing_stops_at_its_time_cap_after_the_least_rounds():
