@@ -57,6 +57,9 @@ class HarnessSettings(BaseModel):
     """A candidate's error against a float64 oracle may exceed the reference's own by this factor."""
     gross_relative_error: float = 0.1
     """A relative error this large is wrong values, not lost precision (e.g. zeros for tiny outputs)."""
+    timed_check_elements: int = Field(1 << 20, ge=0)
+    """Elements of a larger output compared in each timed call, at positions drawn afresh after the call (0:
+    every element); the correctness trials always compare every one (``harness/timed_checks.py``)."""
     warmup: int = 3
     """Untimed calls of each model before timing."""
     timing_trials: int = 400

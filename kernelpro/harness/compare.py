@@ -76,12 +76,15 @@ def poisoned_elements(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolerance],
-                    noise: dict[str, float] | None = None) -> Mismatch | Agreement:
+                    noise: dict[str, float] | None = None,
+                    sample: Callable[[torch.Tensor], torch.Tensor | None] | None = None) -> Mismatch | Agreement:
     """Check a candidate's output against the reference's for the same inputs.
 
     ``noise`` maps a leaf's path to the reference's own error against a float64 oracle, as a fraction of its
     largest magnitude (``precision.reference_noise``); twice that, scaled to this output, widens ``atol``: an
     honest candidate differs from a reference that rounds coarsely (TF32 convolutions, say) by both errors.
+    ``sample`` gives, for a leaf, the flat positions to compare instead of every element (None: every one);
+    its structure, shape, dtype, device and tensor type are checked whole all the same.
     """
     ref_leaves, cand_leaves = flatten(reference), flatten(candidate)
     if len(ref_leaves) != len(cand_leaves):
@@ -96,7 +99,7 @@ def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolera
         problem = plain_tensor_problem(cand)
         if problem:
             return Mismatch("rejected", "tensor_subclass", f"{path} {problem}")
-        result = _compare_tensor(path, ref, cand, tolerances, (noise or {}).get(path, 0.0))
+        result = _compare_tensor(path, ref, cand, tolerances, (noise or {}).get(path, 0.0), sample)
         if isinstance(result, Mismatch):
             return result
         worst_abs, worst_rel = max(worst_abs, result.max_abs_error), max(worst_rel, result.max_rel_error)
@@ -104,7 +107,8 @@ def compare_outputs(reference: Any, candidate: Any, tolerances: dict[str, Tolera
 
 
 def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances: dict[str, Tolerance],
-                    noise: float = 0.0) -> Mismatch | Agreement:
+                    noise: float = 0.0, sample: Callable[[torch.Tensor], torch.Tensor | None] | None = None
+                    ) -> Mismatch | Agreement:
     if cand.shape != ref.shape:
         return Mismatch("incorrect", "shape_mismatch",
                         f"{path}: shape {tuple(cand.shape)}, expected {tuple(ref.shape)}")
@@ -114,6 +118,8 @@ def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances
         return Mismatch("incorrect", "device_mismatch", f"{path}: on {cand.device}, expected {ref.device}")
     if cand.numel() == 0:
         return Agreement(0.0, 0.0)
+    if sample is not None and (positions := sample(ref)) is not None:
+        ref, cand = chunked.flat(ref)[positions], chunked.flat(cand)[positions]
     if not (ref.is_floating_point() or ref.is_complex()):
         wrong = cand != ref
         if bool(wrong.any()):
@@ -192,12 +198,15 @@ def relative_error(value: torch.Tensor, exact: torch.Tensor) -> float:
     return chunked.relative_norm_error(value, exact)
 
 
-def fingerprint(output: Any) -> tuple:
-    """A cheap summary that identifies an output: equal fingerprints mean (almost surely) equal outputs."""
+def fingerprint(output: Any, sample: Callable[[torch.Tensor], torch.Tensor | None] | None = None) -> tuple:
+    """A cheap summary that identifies an output: equal fingerprints mean (almost surely) equal outputs. With
+    ``sample``, a large leaf is summarised at the positions it gives (the same for every output compared)."""
     parts: list[Any] = []
     for _, leaf in flatten(output):
         if isinstance(leaf, torch.Tensor) and type(leaf) is torch.Tensor and not leaf.is_meta:
             flat = chunked.flat(leaf)
+            if sample is not None and (positions := sample(leaf)) is not None:
+                flat = flat[positions]
             step = max(1, flat.numel() // 61)
             # one copy to the host for the whole summary: it runs after every timed call
             summary = torch.cat([chunked.finite_sum(flat).reshape(1),

@@ -207,7 +207,7 @@ class Evaluation(Guards, ModelCalls):
             self.fail(outcome, out, expected, prefix=f"in a timed call, on the fresh inputs of round {index + 1}: ")
 
         checks = TimedCallChecks(self.settings.tolerances, self.noise, self.after_candidate_call, replayed,
-                                 mismatch, all_finite)
+                                 mismatch, all_finite, self.settings.timed_check_elements)
         # Every round draws its own inputs (outside the timed region), so no timed call sees values another
         # call saw: a memo keyed on contents, pointers or ids either misses or returns a wrong output.
         load = cpu_load.LoadMeter() if self.device.type == "cpu" else None
@@ -226,7 +226,8 @@ class Evaluation(Guards, ModelCalls):
         result.details["timing"] = {"rounds": run.rounds, "stopped_by": run.stopped_by,
                                     "host_checked": run.host_checked, "wall_s": round(run.wall_s, 3),
                                     "ci_relative_width": round(estimate.relative_width, 5),
-                                    "outputs_checked": checks.checked}
+                                    "outputs_checked": checks.checked,
+                                    "outputs_sampled": checks.positions.sampled}
         if load is not None:
             self.mark_contention(result, load.read())
         if self.settings.energy and self.device.type == "cuda":
