@@ -8,7 +8,8 @@ Each problem is a sigmoid over ``--elements`` float32 values (the size of Kernel
 4096 x 393216, on a GPU), judged against itself renamed with the judge's first-judgment settings, once with
 every element of every timed output compared (``0``) and once at sampled positions (the default), in
 alternating order. Per setting: the timing phase's seconds, its rounds, the seconds a round took beyond the two
-timed calls (drawing inputs, the checks, the flush), the verdict and its interval.
+timed calls (drawing inputs, the checks, the flush), on CUDA the memory the timing phase held at its peak
+(earlier rounds' outputs are kept by their sampled values), the verdict and its interval.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def measure(device: str, elements: int, repeats: int) -> dict:
             rows.append({"repeat": index + 1, "timed_check_elements": sampled, "status": result.status,
                          "reason": result.reason, "timing_s": seconds, "rounds": timing.get("rounds"),
                          "stopped_by": timing.get("stopped_by"), "outputs_checked": timing.get("outputs_checked"),
-                         "outputs_sampled": timing.get("outputs_sampled"),
+                         "outputs_sampled": timing.get("outputs_sampled"), "gpu_peak_mb": timing.get("gpu_peak_mb"),
                          "round_overhead_ms": round(timing["wall_s"] / timing["rounds"] * 1e3 - calls_ms, 2)
                          if timing.get("rounds") else None,
                          "reference_ms": result.reference_ms, "candidate_ms": result.candidate_ms,

@@ -211,6 +211,8 @@ class Evaluation(Guards, ModelCalls):
         # Every round draws its own inputs (outside the timed region), so no timed call sees values another
         # call saw: a memo keyed on contents, pointers or ids either misses or returns a wrong output.
         load = cpu_load.LoadMeter() if self.device.type == "cpu" else None
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)  # the timing phase's own peak, in its details
         run = self.guarded(lambda: no_grad(run_timing)(models, lambda i: self.make_inputs((base + i) % (1 << 62)),
                                                         clock, self.settings, checks,
                                                         lambda name, i: seed_call((base + i) % (1 << 62))),
@@ -228,6 +230,8 @@ class Evaluation(Guards, ModelCalls):
                                     "ci_relative_width": round(estimate.relative_width, 5),
                                     "outputs_checked": checks.checked,
                                     "outputs_sampled": checks.positions.sampled}
+        if self.device.type == "cuda":  # what the job held while timed: beside other jobs' until its turn
+            result.details["timing"]["gpu_peak_mb"] = round(torch.cuda.max_memory_allocated(self.device) / 2**20)
         if load is not None:
             self.mark_contention(result, load.read())
         if self.settings.energy and self.device.type == "cuda":

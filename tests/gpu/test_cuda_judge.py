@@ -65,6 +65,45 @@ def test_a_max_autotune_compile_lets_the_gpu_go_and_takes_it_back_for_each_bench
     assert turn["taken_back"] > 2  # the compile's end, and autotuning's benchmarks of the matmul's choices
 
 
+LARGE_OUTPUT = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.sigmoid(x)
+
+
+def get_inputs():
+    return [torch.randn(64 * 1024 * 1024)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_timed_checks_of_a_large_output_sample_it_and_keep_earlier_rounds_small_on_cuda(settings, tmp_path):
+    """256 MiB outputs: sampled, the timing phase holds at least two earlier rounds' outputs less (512 MiB) than
+    with every element checked and every kept output whole."""
+    from kernelpro.problem import load_problem
+
+    path = tmp_path / "sigmoid_large.py"
+    path.write_text(LARGE_OUTPUT)
+    large = load_problem(path)
+    source = large.source.replace("class Model(nn.Module):", "class ModelNew(nn.Module):")
+    settings.harness.min_timing_trials = settings.harness.timing_trials = 8
+    peaks = {}
+    for elements in (0, 1 << 20):
+        settings.harness.timed_check_elements = elements
+        result = judge(large, source, device="cuda", settings=settings)
+        assert result.status == "ok", result.message
+        timing = result.details["timing"]
+        assert (timing["outputs_sampled"] > 0) is (elements > 0)
+        peaks[elements] = timing["gpu_peak_mb"]
+    assert peaks[1 << 20] <= peaks[0] - 512, peaks
+
+
 def test_side_stream_work_is_rejected(settings):
     result = dynamic("cheat_extra_stream", settings)
     assert (result.status, result.reason) == ("rejected", "extra_stream"), result.message

@@ -59,6 +59,23 @@ def test_a_sample_that_disagrees_leaves_the_verdict_to_the_whole_output():
     assert checks.checked == 1 and checks.positions.sampled == 1
 
 
+def test_earlier_rounds_are_kept_by_their_sampled_values_and_a_replay_of_one_is_still_named():
+    replays, mismatches = [], []
+    checks = TimedCallChecks(TOLERANCES, {}, lambda: None, lambda *pair: replays.append(pair),
+                             lambda outcome, *rest: mismatches.append(outcome), lambda out: True,
+                             sampled_elements=1_000)
+    refs = [torch.randn(50_000) for _ in range(3)]
+    checks("reference", 0, refs[0])
+    checks("candidate", 0, refs[0] + 1e-7)  # right, but not the very values: its fingerprint is its own
+    checks("candidate", 1, refs[1].clone())  # the candidate first this round: checked when its reference comes
+    checks("reference", 1, refs[1])
+    [kept] = checks.expected[0]  # round 0 is done: 1,000 values of it are kept, not 50,000
+    assert kept.shape == (1_000,) and checks.expected[1] is refs[1]
+    checks("reference", 2, refs[2])
+    checks("candidate", 2, refs[0].clone())  # the reference's output for round 0's inputs
+    assert replays == [(2, 0)] and len(mismatches) == 1
+
+
 STALE_IN_TIMED_CALLS = '''import torch
 import torch.nn as nn
 
