@@ -22,6 +22,15 @@ def flat(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().reshape(-1)
 
 
+def take(tensor: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """The elements at flat (row-major) ``positions``, without the copy a non-contiguous tensor's flat row
+    would make."""
+    tensor = tensor.detach()
+    if tensor.is_contiguous():
+        return tensor.reshape(-1)[positions]
+    return tensor[torch.unravel_index(positions, tensor.shape)]
+
+
 def slices(numel: int) -> Iterator[slice]:
     chunk = CHUNK_ELEMENTS  # read at each call, so a test can make it small
     for start in range(0, numel, chunk):

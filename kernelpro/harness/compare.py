@@ -119,7 +119,7 @@ def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances
     if cand.numel() == 0:
         return Agreement(0.0, 0.0)
     if sample is not None and (positions := sample(ref)) is not None:
-        ref, cand = chunked.flat(ref)[positions], chunked.flat(cand)[positions]
+        ref, cand = chunked.take(ref, positions), chunked.take(cand, positions)
     if not (ref.is_floating_point() or ref.is_complex()):
         wrong = cand != ref
         if bool(wrong.any()):
@@ -204,9 +204,8 @@ def fingerprint(output: Any, sample: Callable[[torch.Tensor], torch.Tensor | Non
     parts: list[Any] = []
     for _, leaf in flatten(output):
         if isinstance(leaf, torch.Tensor) and type(leaf) is torch.Tensor and not leaf.is_meta:
-            flat = chunked.flat(leaf)
-            if sample is not None and (positions := sample(leaf)) is not None:
-                flat = flat[positions]
+            positions = sample(leaf) if sample is not None else None
+            flat = chunked.take(leaf, positions) if positions is not None else chunked.flat(leaf)
             step = max(1, flat.numel() // 61)
             # one copy to the host for the whole summary: it runs after every timed call
             summary = torch.cat([chunked.finite_sum(flat).reshape(1),

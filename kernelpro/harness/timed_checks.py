@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from kernelpro.config import Tolerance
+from kernelpro.harness import chunked
 from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs, fingerprint, flatten
 
 KEPT_ROUNDS = 4  # earlier rounds' reference outputs held for the replay check
@@ -32,7 +33,7 @@ class SampledPositions:
         self.count = count
         self.generators: dict[torch.device, torch.Generator] = {}
         self.kept: dict[tuple[torch.device, int], torch.Tensor] = {}
-        self.sampled = 0  # outputs compared at sampled positions
+        self.sampled = 0  # output tensors compared at sampled positions
 
     def _draw(self, tensor: torch.Tensor) -> torch.Tensor:
         if tensor.device not in self.generators:
@@ -65,7 +66,7 @@ class SampledPositions:
         leaves = []
         for _, leaf in flatten(output):
             positions = self.fixed(leaf) if isinstance(leaf, torch.Tensor) and type(leaf) is torch.Tensor else None
-            leaves.append(leaf.detach().reshape(-1)[positions] if positions is not None else leaf)
+            leaves.append(chunked.take(leaf, positions) if positions is not None else leaf)
         return leaves
 
 

@@ -40,6 +40,8 @@ def test_a_sample_sees_a_share_of_wrong_elements_and_whole_tensor_checks_still_a
     assert isinstance(compare_outputs(ref, stale, TOLERANCES, sample=sample), Mismatch)
     wrong_shape = compare_outputs(ref, ref[:-1].clone(), TOLERANCES, sample=sample)
     assert isinstance(wrong_shape, Mismatch) and wrong_shape.reason == "shape_mismatch"
+    transposed = torch.randn(400, 250).t()  # not contiguous: sampled where it lies, as its flat row would be
+    assert isinstance(compare_outputs(transposed.contiguous(), transposed, TOLERANCES, sample=sample), Agreement)
     fixed = SampledPositions(64).fixed
     assert fingerprint(ref, fixed) == fingerprint(ref.clone(), fixed) != fingerprint(ref + 1, fixed)
 
