@@ -153,9 +153,12 @@ def run(
     if as_json:
         print(json.dumps(result))
     else:
+        shares, ci = result["fast_p_range"].get("1.0"), result["geomean_speedup_ci95"]
         out.print(f"[bold]{status}[/]: {result['improved']} of {result['problems_scored']} problem(s) improved; "
-                  f"fast_1.0 {result['fast_p']['1.0']:.2f}, geomean "
-                  f"{result['geomean_speedup'] or 0:.2f}x; report: {result['report']}", soft_wrap=True)
+                  f"fast_1.0 {result['fast_p']['1.0']:.2f}"
+                  + (f" ({shares[0]:.2f}-{shares[1]:.2f})" if shares and shares[0] != shares[1] else "")
+                  + f", geomean {result['geomean_speedup'] or 0:.2f}x"
+                  + (f" [{ci[0]:.2f}-{ci[1]:.2f}]" if ci else "") + f"; report: {result['report']}", soft_wrap=True)
     if driver.setup_failure:  # the machine cannot run a problem: a script must not read this as done
         raise typer.Exit(code=SETUP_FAILED)
 

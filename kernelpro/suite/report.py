@@ -24,7 +24,9 @@ SCORE_HEADER = ("score", "against eager", "against the fastest torch.compile")
 NOTE = ("fast_p: the share of all scored problems that are correct and more than p times faster than the baseline "
         "(KernelBench's definition). A problem's best counts only when the finalists' re-judgment finds it faster; "
         "otherwise it keeps the reference, at 1x (the table gives its fastest candidate beside). Failed problems "
-        "count as incorrect; degenerate problems are listed apart and not scored.")
+        "count as incorrect; degenerate problems are listed apart and not scored. In brackets, the geomean's 95% "
+        "interval; in parentheses, the shares fast_p may take within its problems' own intervals, from those "
+        "surely faster by p to those possibly so (the problems taken as they are).")
 
 DEVICE_NOTE = ("Every verdict the runs took (baselines, candidates, finalists' re-judgments), each once: the time "
                "in the judge's workers, the phases that took a twentieth of it or more (a torch.compile candidate "

@@ -21,6 +21,16 @@ def _interval(ci: list[float] | None) -> str:
     return "-" if not ci else f"[{ci[0]:.2f}-{ci[1]:.2f}]"
 
 
+def _x_in(value: float | None, ci: list[float] | None) -> str:
+    """A speedup with its interval, where it has one (an exact figure, every problem's reference kept, has none)."""
+    return _x(value) + (f" {_interval(ci)}" if value is not None and ci and ci[1] > ci[0] else "")
+
+
+def _share_in(share: float, shares: list[float] | None) -> str:
+    """A fast_p with the range the problems' intervals allow, where it is a range."""
+    return f"{share:.3f}" + (f" ({shares[0]:.3f}-{shares[1]:.3f})" if shares and shares[0] != shares[1] else "")
+
+
 def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:.4f}"
 
@@ -51,11 +61,13 @@ def _settings(environment: dict[str, str]) -> str:
 
 
 def score_rows(scores: Scores, against_compile: bool = True) -> list[tuple[str, ...]]:
-    """fast_p against eager and (when a compile baseline was measured) against compile, then the geomean and
-    the correctness rate."""
-    rows = [(f"fast_{p_key(p)}", f"{scores.fast_p[p_key(p)]:.3f}", f"{scores.fast_p_vs_compile[p_key(p)]:.3f}")
+    """fast_p against eager and (when a compile baseline was measured) against compile, each with the range its
+    problems' intervals allow, then the geomean with its 95% interval and the correctness rate."""
+    rows = [(f"fast_{p_key(p)}", _share_in(scores.fast_p[p_key(p)], scores.fast_p_range.get(p_key(p))),
+             _share_in(scores.fast_p_vs_compile[p_key(p)], scores.fast_p_vs_compile_range.get(p_key(p))))
             for p in FAST_P]
-    rows.append(("geomean speedup (correct problems)", _x(scores.geomean_speedup), _x(scores.geomean_vs_compile)))
+    rows.append(("geomean speedup (correct problems)", _x_in(scores.geomean_speedup, scores.geomean_speedup_ci95),
+                 _x_in(scores.geomean_vs_compile, scores.geomean_vs_compile_ci95)))
     rows.append(("correct", f"{scores.correct}/{scores.problems} ({scores.correct_rate:.0%})", ""))
     rows.append(("improved (re-judged faster)", str(scores.improved), ""))
     if scores.host_bound:
@@ -65,8 +77,10 @@ def score_rows(scores: Scores, against_compile: bool = True) -> list[tuple[str, 
 
 def level_rows(scores: Scores) -> list[tuple[str, ...]]:
     return [(f"level {level}", str(s["problems_scored"]), f"{s['correct_rate']:.0%}", f"{s['fast_p']['1.0']:.3f}",
-             f"{s['fast_p']['1.2']:.3f}", _x(s["geomean_speedup"]), f"{s['fast_p_vs_compile']['1.0']:.3f}",
-             _x(s["geomean_speedup_vs_compile"])) for level, s in scores.per_level.items()]
+             f"{s['fast_p']['1.2']:.3f}", _x_in(s["geomean_speedup"], s.get("geomean_speedup_ci95")),
+             f"{s['fast_p_vs_compile']['1.0']:.3f}",
+             _x_in(s["geomean_speedup_vs_compile"], s.get("geomean_speedup_vs_compile_ci95")))
+            for level, s in scores.per_level.items()]
 
 
 def spend_rows(scores: Scores) -> list[tuple[str, str]]:
@@ -107,9 +121,9 @@ def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[t
         best = _x(score.speedup)
         if score.correct and not score.improved and score.fastest_candidate is not None:
             best += f" (the reference; fastest candidate {_x(score.fastest_candidate)})"
-        out.append((row.key, status, best, _interval(score.speedup_ci95), _x(score.vs_compile),
-                    _baseline_text(row), f"{row.gpu_s or 0.0:.1f}", _money(row.usd or 0.0),
-                    f"{(row.wall_s or 0.0) / 60:.1f}"))
+        out.append((row.key, status, best, _interval(score.speedup_ci95),
+                    _x_in(score.vs_compile, score.vs_compile_ci95), _baseline_text(row),
+                    f"{row.gpu_s or 0.0:.1f}", _money(row.usd or 0.0), f"{(row.wall_s or 0.0) / 60:.1f}"))
     return out
 
 

@@ -11,7 +11,8 @@ correct compile baseline's speedup over eager (eager itself when no compile base
 the judge found degenerate (outputs that do not depend on the inputs) are scored apart, and unfinished ones not
 at all. Problems whose eager time is bound by the host (``baselines.reference_host_bound``, else the run's own
 verdicts where no baseline timed eager) are counted apart too: there a whole-forward CUDA graph is the lever, and
-the share of them improved says whether it was pulled.
+the share of them improved says whether it was pulled. The geomean comes with a 95% interval and each fast_p
+with the range the problems' own intervals allow (``score_intervals``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from kernelpro.suite.baselines import fastest_compile, reference_host_bound
 from kernelpro.suite.ledger import ProblemRow
+from kernelpro.suite.score_intervals import Measured, fast_p_range, geomean_interval
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
 
@@ -51,6 +53,15 @@ class ProblemScore:
     not measured)."""
     gpu_s: float
     usd: float
+    measured: Measured | None = None
+    """``speedup`` with its interval (exact for a kept reference)."""
+    measured_vs_compile: Measured | None = None
+    """``vs_compile`` with its interval: the speedup's and the compile baseline's combined."""
+
+    @property
+    def vs_compile_ci95(self) -> list[float] | None:
+        found = self.measured_vs_compile
+        return [found.low, found.high] if found is not None and found.high > found.low else None
 
     @property
     def scored(self) -> bool:
@@ -69,13 +80,17 @@ def score_problem(row: ProblemRow) -> ProblemScore:
         speedup, interval, correct = None, None, False
     compiled = fastest_compile(row.baselines)
     vs_compile = None if speedup is None else speedup / (compiled[1] if compiled else 1.0)
+    measured = Measured.of(speedup, interval) if speedup is not None else None
+    baseline = Measured.of(compiled[1], (row.baselines or {})[compiled[0]].get("speedup_ci95")) if compiled \
+        else Measured.of(1.0, None)
     return ProblemScore(key=row.key, level=row.level, state=row.state, correct=correct, improved=improved,
                         speedup=speedup, speedup_ci95=interval, vs_compile=vs_compile,
                         fastest_candidate=result.get("fastest_correct_speedup") if correct else None,
                         compile_baseline=compiled[0] if compiled else None,
                         degenerate=result.get("degenerate") if row.state == "done" else None,
                         host_bound=_host_bound(row.baselines, result),
-                        gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0)
+                        gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0, measured=measured,
+                        measured_vs_compile=measured.over(baseline) if measured is not None else None)
 
 
 def _host_bound(baselines: dict[str, Any] | None, result: dict[str, Any]) -> bool | None:
@@ -89,6 +104,10 @@ def fast_p(speedups: list[float | None], total: int) -> dict[str, float]:
     """p -> the share of ``total`` problems with a (correct) speedup above p."""
     return {p_key(p): (sum(1 for s in speedups if s is not None and s > p) / total if total else 0.0)
             for p in FAST_P}
+
+
+def _ranges(measured: list[Measured | None], total: int) -> dict[str, list[float]]:
+    return {p_key(p): shares for p, shares in fast_p_range(measured, total, FAST_P).items()}
 
 
 def geomean(values: list[float]) -> float | None:
@@ -112,6 +131,11 @@ class Scores:
     """Scored problems whose eager time is bound by the host."""
     host_bound_improved: int = 0
     per_level: dict[str, dict[str, Any]] = field(default_factory=dict)
+    geomean_speedup_ci95: list[float] | None = None
+    geomean_vs_compile_ci95: list[float] | None = None
+    fast_p_range: dict[str, list[float]] = field(default_factory=dict)
+    """p -> [the share surely above p, the share possibly above it], by the problems' intervals."""
+    fast_p_vs_compile_range: dict[str, list[float]] = field(default_factory=dict)
 
     def spend(self) -> dict[str, float | None]:
         """GPU-minutes and dollars per problem and per problem improved."""
@@ -127,7 +151,10 @@ class Scores:
                 "geomean_speedup": self.geomean_speedup, "geomean_speedup_vs_compile": self.geomean_vs_compile,
                 "correct_rate": self.correct_rate, "gpu_seconds": self.gpu_seconds,
                 "llm_cost_usd": self.llm_cost_usd, **self.spend(), "host_bound": self.host_bound,
-                "host_bound_improved": self.host_bound_improved, "per_level": self.per_level}
+                "host_bound_improved": self.host_bound_improved, "per_level": self.per_level,
+                "geomean_speedup_ci95": self.geomean_speedup_ci95,
+                "geomean_speedup_vs_compile_ci95": self.geomean_vs_compile_ci95,
+                "fast_p_range": self.fast_p_range, "fast_p_vs_compile_range": self.fast_p_vs_compile_range}
 
 
 def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Scores:
@@ -142,7 +169,11 @@ def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Sco
         correct_rate=len(correct) / len(scored) if scored else 0.0,
         gpu_seconds=sum(p.gpu_s for p in spend_from), llm_cost_usd=sum(p.usd for p in spend_from),
         host_bound=sum(bool(p.host_bound) for p in scored),
-        host_bound_improved=sum(bool(p.host_bound) and p.improved for p in scored))
+        host_bound_improved=sum(bool(p.host_bound) and p.improved for p in scored),
+        geomean_speedup_ci95=geomean_interval([p.measured for p in correct if p.measured]),
+        geomean_vs_compile_ci95=geomean_interval([p.measured_vs_compile for p in correct if p.measured_vs_compile]),
+        fast_p_range=_ranges([p.measured for p in scored], len(scored)),
+        fast_p_vs_compile_range=_ranges([p.measured_vs_compile for p in scored], len(scored)))
 
 
 def suite_scores(rows: list[ProblemRow]) -> tuple[Scores, list[ProblemScore]]:
