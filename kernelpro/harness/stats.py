@@ -174,3 +174,31 @@ def speedup_text(speedup: float | None, ci95: Sequence[float] | None = None) -> 
     if ci95:
         text += f" [{_number(ci95[0])}-{_number(ci95[1])}]"
     return text
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A figure as a report states it, with its 95% interval (low == high == value when exact, as a kept
+    reference's 1x is): a run's best, a baseline, a suite problem's speedup; ``over`` divides two of them."""
+
+    value: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, value: float, interval: Sequence[float] | None) -> Measured:
+        """``value`` with ``interval``, or exact without one (a kept reference). An interval that does not
+        contain the value (rounded figures) is widened to it."""
+        if not interval or len(interval) != 2 or min(interval) <= 0:
+            return cls(value, value, value)
+        return cls(value, min(interval[0], value), max(interval[1], value))
+
+    @property
+    def log_se(self) -> float:
+        return (math.log(self.high) - math.log(self.low)) / (2 * Z95)
+
+    def over(self, other: Measured) -> Measured:
+        """This speedup divided by ``other`` (an independent measurement): log errors in quadrature."""
+        value = self.value / other.value
+        spread = Z95 * math.hypot(self.log_se, other.log_se)
+        return Measured(value, value * math.exp(-spread), value * math.exp(spread))

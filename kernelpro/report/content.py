@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernelpro.harness.result import headline
+from kernelpro.harness.stats import Measured
 from kernelpro.report.summary import RoleUsage, RunSummary
 from kernelpro.search.objective import energy_text
 from kernelpro.search.tree import Variant, VariantTree, speedup_text
@@ -59,7 +60,10 @@ def baselines_text(run: RunSummary) -> str:
             said.append(f"{name} {verdict.get('status', 'not measured')}")
     text = "; ".join(said)
     if fastest is not None and run.best_variant_id and run.best_speedup:
-        text += f"; the best is {run.best_speedup / fastest[1]:.2f}x the fastest ({fastest[0]})"
+        ratio = Measured.of(run.best_speedup, run.best_speedup_ci95).over(
+            Measured.of(fastest[1], run.baselines[fastest[0]].get("speedup_ci95")))
+        text += (f"; the best is {speedup_text(ratio.value, [ratio.low, ratio.high])} the fastest ({fastest[0]}), "
+                 "the intervals combined")
     return text
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kernelpro.config import Settings
+from kernelpro.harness.stats import speedup_text
 from kernelpro.suite import alone, budget
 from kernelpro.suite.baselines import compile_baselines
 from kernelpro.suite.job import JobOutcome, JobSpec
@@ -150,7 +151,8 @@ class Driver:
             speedup = summary.get("best_speedup") if summary.get("improved") else None
             if speedup and (progress.best is None or speedup > progress.best[1]):
                 progress.best = (outcome.key, speedup)
-            progress.last = f"{outcome.key}: " + (f"{speedup:.2f}x" if speedup else "keep the reference")
+            progress.last = f"{outcome.key}: " + (speedup_text(speedup, summary.get("best_speedup_ci95"))
+                                                  if speedup else "keep the reference")
         else:
             kind = outcome.failure_kind or "crash"
             why = outcome.failure or f"the run failed: {summary.get('stop_reason', '')}"

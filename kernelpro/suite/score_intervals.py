@@ -16,36 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-Z95 = 1.959964
+from kernelpro.harness.stats import Z95, Measured
 
-
-@dataclass(frozen=True)
-class Measured:
-    """A problem's speedup as the scores count it, with its 95% interval (low == high == value when exact)."""
-
-    value: float
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, value: float, interval: Sequence[float] | None) -> Measured:
-        """``value`` with ``interval``, or exact without one (a kept reference). An interval that does not
-        contain the value (rounded figures) is widened to it."""
-        if not interval or len(interval) != 2 or min(interval) <= 0:
-            return cls(value, value, value)
-        return cls(value, min(interval[0], value), max(interval[1], value))
-
-    @property
-    def log_se(self) -> float:
-        return (math.log(self.high) - math.log(self.low)) / (2 * Z95)
-
-    def over(self, other: Measured) -> Measured:
-        """This speedup divided by ``other`` (an independent measurement): log errors in quadrature."""
-        value = self.value / other.value
-        spread = Z95 * math.hypot(self.log_se, other.log_se)
-        return Measured(value, value * math.exp(-spread), value * math.exp(spread))
+__all__ = ["Measured", "fast_p_range", "geomean_interval"]
 
 
 def geomean_interval(values: Sequence[Measured]) -> list[float] | None:

@@ -131,6 +131,6 @@ def test_the_compile_baselines_a_run_judged_are_in_its_overview_with_the_best_ag
                      "compile_max_autotune_no_cudagraphs": {"status": "incorrect", "correct": False, "speedup": None}}
     text = write_report(run, tree, tmp_path).markdown.read_text()
     assert ("| torch.compile baselines | compile_default 1.20x [1.10-1.30]; compile_max_autotune_no_cudagraphs "
-            "incorrect; the best is 2.00x the fastest (compile_default) |") in text
+            "incorrect; the best is 2.00x [1.82-2.20] the fastest (compile_default), the intervals combined |") in text
     run.baselines = {}
     assert "torch.compile baselines" not in write_report(run, tree, tmp_path / "none").markdown.read_text()

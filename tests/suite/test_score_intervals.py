@@ -66,3 +66,4 @@ def test_suite_scores_and_their_report_carry_the_intervals(tmp_path):
     assert rows["geomean speedup (correct problems)"][1] == f"1.41x [{low:.2f}-{high:.2f}]"
     table = {row[0]: row for row in problem_rows(ledger.problems(), problems)}
     assert table["level1/1_A"][4].startswith("1.60x [")
+    assert "compile default 1.25x [1.20-1.30]" in table["level1/1_A"][5]  # each baseline with its interval
