@@ -153,12 +153,8 @@ def run(
     if as_json:
         print(json.dumps(result))
     else:
-        shares, ci = result["fast_p_range"].get("1.0"), result["geomean_speedup_ci95"]
         out.print(f"[bold]{status}[/]: {result['improved']} of {result['problems_scored']} problem(s) improved; "
-                  f"fast_1.0 {result['fast_p']['1.0']:.2f}"
-                  + (f" ({shares[0]:.2f}-{shares[1]:.2f})" if shares and shares[0] != shares[1] else "")
-                  + f", geomean {result['geomean_speedup'] or 0:.2f}x"
-                  + (f" [{ci[0]:.2f}-{ci[1]:.2f}]" if ci else "") + f"; report: {result['report']}", soft_wrap=True)
+                  f"{_headline_scores(result)}; report: {result['report']}", soft_wrap=True)
     if driver.setup_failure:  # the machine cannot run a problem: a script must not read this as done
         raise typer.Exit(code=SETUP_FAILED)
 
@@ -187,20 +183,32 @@ def status(
         result["states"] = {row.key: row.state for row in rows}
         print(json.dumps(result))
         return
+    from kernelpro.harness.stats import speedup_text
+
     _, scores = suite_scores(rows)
     energy = shows_energy(suite["config"], rows)
     table = Table("problem", "state", "lane", "attempts", "best",
                   *(("J/call (reference -> best)", "W (reference -> best)") if energy else ()), "note")
     for row, score in zip(rows, scores, strict=True):
-        best = f"{score.speedup:.2f}x" if score.speedup else "-"
+        best = speedup_text(score.speedup, score.speedup_ci95) if score.speedup else "-"
         table.add_row(row.key, row.state, row.lane or "-", str(row.attempts), best,
                       *(energy_pair(row) if energy else ()),
                       escape((row.failure or (row.result or {}).get("stop_reason") or "")[:80]))
     console = Console()
     console.print(table)
     console.print(f"{suite_id} ({result['objective']}): {suite['status']}; {result['finished']}/"
-                  f"{result['problems']} finished, {result['improved']} improved, fast_1.0 "
-                  f"{result['fast_p']['1.0']:.2f}", soft_wrap=True)
+                  f"{result['problems']} finished, {result['improved']} improved, {_headline_scores(result)}",
+                  soft_wrap=True)
+
+
+def _headline_scores(result: dict) -> str:
+    """fast_1.0 with its range and the geomean with its interval, as the suite's JSON object gives them."""
+    from kernelpro.harness.stats import speedup_text
+
+    shares, geomean, ci = result["fast_p_range"].get("1.0"), result["geomean_speedup"], result["geomean_speedup_ci95"]
+    return (f"fast_1.0 {result['fast_p']['1.0']:.2f}"
+            + (f" ({shares[0]:.2f}-{shares[1]:.2f})" if shares and shares[0] != shares[1] else "")
+            + (f", geomean {speedup_text(geomean, ci if ci and ci[1] > ci[0] else None)}" if geomean else ""))
 
 
 @suite_app.command("report")

@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kernelpro.harness.stats import speedup_text
 from kernelpro.suite.driver import Progress as SuiteProgress
 
 
@@ -26,7 +27,8 @@ class SuiteBar:
         self.bar.stop()
 
     def update(self, progress: SuiteProgress) -> None:
-        best = f"best {progress.best[1]:.2f}x ({progress.best[0]})" if progress.best else "none faster yet"
+        best = (f"best {speedup_text(progress.best[1], progress.best_ci95)} ({progress.best[0]})" if progress.best
+                else "none faster yet")
         eta = f"ETA {progress.eta_s / 60:.0f} min" if progress.eta_s is not None else "ETA -"
         running = ", ".join(progress.running.values()) or "-"
         status = (f"{progress.failed} failed | {best} | GPU {progress.gpu_s / 60:.1f} min | ${progress.usd:.3f} | "

@@ -167,9 +167,13 @@ def _number(value: float) -> str:
 
 def speedup_text(speedup: float | None, ci95: Sequence[float] | None = None) -> str:
     """2.31x, 0.85x, 0.0032x (two decimals unless that would read as zero), with its interval when known
-    (``1.52x [1.49-1.55]``), or "-" when there is none."""
+    (``1.52x [1.49-1.55]``; an interval too narrow for two decimals gets as many as part its ends, up to four:
+    ``1.327x [1.325-1.328]``), or "-" when there is none."""
     if speedup is None:
         return "-"
+    if ci95 and min(ci95) >= 0.1 and ci95[1] > ci95[0] and _number(ci95[0]) == _number(ci95[1]):
+        places = next((n for n in (3, 4) if f"{ci95[0]:.{n}f}" != f"{ci95[1]:.{n}f}"), 4)
+        return f"{speedup:.{places}f}x [{ci95[0]:.{places}f}-{ci95[1]:.{places}f}]"
     text = f"{_number(speedup)}x"
     if ci95:
         text += f" [{_number(ci95[0])}-{_number(ci95[1])}]"

@@ -68,6 +68,7 @@ class Progress:
     failed: int = 0
     running: dict[str, str] = field(default_factory=dict)  # lane -> problem key
     best: tuple[str, float] | None = None  # problem key, speedup
+    best_ci95: list[float] | None = None  # the best's interval
     gpu_s: float = 0.0
     usd: float = 0.0
     eta_s: float | None = None
@@ -150,7 +151,7 @@ class Driver:
             progress.done += 1
             speedup = summary.get("best_speedup") if summary.get("improved") else None
             if speedup and (progress.best is None or speedup > progress.best[1]):
-                progress.best = (outcome.key, speedup)
+                progress.best, progress.best_ci95 = (outcome.key, speedup), summary.get("best_speedup_ci95")
             progress.last = f"{outcome.key}: " + (speedup_text(speedup, summary.get("best_speedup_ci95"))
                                                   if speedup else "keep the reference")
         else:

@@ -23,12 +23,8 @@ def _interval(ci: list[float] | None) -> str:
 
 
 def _x_in(value: float | None, ci: list[float] | None) -> str:
-    """A speedup with its interval, where it has one (an exact figure, every problem's reference kept, has none),
-    to as many places as keep the interval's ends apart (a geomean over many problems is narrow)."""
-    if value is None or not ci or ci[1] <= ci[0]:
-        return _x(value)
-    places = next((n for n in (2, 3, 4) if f"{ci[0]:.{n}f}" != f"{ci[1]:.{n}f}"), 4)
-    return f"{value:.{places}f}x [{ci[0]:.{places}f}-{ci[1]:.{places}f}]"
+    """A speedup with its interval, where it has one (an exact figure, every problem's reference kept, has none)."""
+    return speedup_text(value, ci if value is not None and ci and ci[1] > ci[0] else None)
 
 
 def _share_in(share: float, shares: list[float] | None) -> str:

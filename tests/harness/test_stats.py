@@ -85,6 +85,9 @@ def test_the_three_way_call(speedup, low, high, call):
 def test_speedups_are_written_with_their_interval():
     assert speedup_text(1.5234, [1.49, 1.551]) == "1.52x [1.49-1.55]"
     assert speedup_text(0.0052) == "0.0052x" and speedup_text(None) == "-"
+    # an interval two decimals cannot part (a geomean over many problems) gets the places that can
+    assert speedup_text(1.32659, [1.32503, 1.32816]) == "1.327x [1.325-1.328]"
+    assert speedup_text(1.0, [1.0, 1.0]) == "1.00x [1.00-1.00]"  # exact: nothing to part
 
 
 def test_the_interval_holds_when_the_pairs_ratio_drifts_over_rounds():
