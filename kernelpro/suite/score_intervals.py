@@ -19,8 +19,6 @@ from collections.abc import Sequence
 
 from kernelpro.harness.stats import Z95, Measured
 
-__all__ = ["Measured", "fast_p_range", "geomean_interval"]
-
 
 def geomean_interval(values: Sequence[Measured]) -> list[float] | None:
     """The 95% interval of the geometric mean of ``values``; None for none."""

@@ -21,9 +21,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelpro.harness.stats import Measured
 from kernelpro.suite.baselines import fastest_compile, reference_host_bound
 from kernelpro.suite.ledger import ProblemRow
-from kernelpro.suite.score_intervals import Measured, fast_p_range, geomean_interval
+from kernelpro.suite.score_intervals import fast_p_range, geomean_interval
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
 
