@@ -6,8 +6,9 @@ the run id the ledger chose, so a job started again after a kill resumes that ru
 its own worker (``--baselines``): a recipe that is a baseline's very code, ``torch.compile`` of the reference, is
 answered from its verdict rather than judged again. The child gets its lane's GPU alone
 (``CUDA_VISIBLE_DEVICES``), dies with the process that started it (``orphan_guard``) and is killed, with its
-process group, when it overruns the problem's time limit. Whatever happens comes back as a ``JobOutcome``; a job
-never raises for its problem.
+process group, when it overruns the problem's time limit. A job resuming a run first waits for the run's driver
+lock, which a lost attempt's dying process may hold for a moment. Whatever happens comes back as a
+``JobOutcome``; a job never raises for its problem.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kernelpro.exit_codes import BAD_INPUT, FAILED, NO_IMPROVEMENT, OK, SETUP_FAILED
+from kernelpro.run_lock import RunBusy, RunLock
 from kernelpro.suite.budget import Limits
 
 FailureKind = Literal["problem", "crash", "hang", "lost", "setup", "gpu_memory"]
+RUN_LOCK_WAIT_S = 60.0  # a lost attempt's process lets its run go within seconds of its actor's end
 
 
 class JobSpec(BaseModel):
@@ -148,11 +151,31 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
     return data, None, ""
 
 
+def wait_for_run_lock(run_dir: Path, limit_s: float = RUN_LOCK_WAIT_S, poll_s: float = 0.2) -> bool:
+    """Wait, up to ``limit_s``, until no process holds the run's driver lock (``run_lock``); whether it is free.
+
+    A problem started again after its worker was lost may find its run still held by the previous attempt's
+    ``optimize``: a Ray actor is reported gone before its process, and the child that dies with it, have exited.
+    Resumed at once, the run would be refused as busy and the problem recorded failed for nothing."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        try:
+            RunLock.acquire(run_dir, "the run").release()
+            return True
+        except RunBusy:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll_s)
+
+
 def run_job(spec: JobSpec) -> JobOutcome:
     """The problem's optimisation, its missing baselines judged first; never raises for the problem."""
     from kernelpro.graphs.run_files import RunFiles
 
     start = time.monotonic()
+    run_dir = Path(spec.runs_dir) / spec.run_id
+    if (run_dir / "run.json").exists():
+        wait_for_run_lock(run_dir)  # still held past the wait: the resume says by whom, and the problem fails
     code, last, tail = _run(optimize_command(spec), spec, "optimize", spec.timeout_s)
     summary, kind, why = _parse(code, last, tail, spec.timeout_s, "the optimisation")
     baselines: dict[str, Any] | None = None

@@ -86,6 +86,21 @@ def test_a_run_killed_from_outside_comes_back_lost_so_the_driver_starts_it_again
     assert "killed from outside" in outcomes[0].failure
 
 
+def test_a_resumed_problem_waits_for_its_lost_attempt_to_let_its_run_go(tmp_path):
+    import threading
+
+    from kernelpro.run_lock import RunLock
+
+    job = spec(tmp_path, budgets=Limits(usd=0.0), no_memory=True)  # ends at its first step: no money to spend
+    first = run_job(job)
+    assert first.ok and first.summary["status"] == "stopped", first.failure
+    held = RunLock.acquire(tmp_path / "runs" / "r-1", "the run")  # as a lost attempt's dying process would
+    threading.Timer(1.5, held.release).start()
+    again = run_job(job)  # refused as busy, had it not waited
+    assert again.ok and again.summary["run_id"] == "r-1", again.failure
+    assert again.wall_s >= 1.0
+
+
 def test_what_a_child_leaves_says_how_it_ended():
     summary = {"run_id": "r-1", "status": "completed"}
     assert _parse(0, json.dumps(summary), "", 60, "the optimisation") == (summary, None, "")
