@@ -27,23 +27,29 @@ def _png(figure) -> bytes:
 
 def fast_p_png(problems: list[ProblemScore], against_compile: bool = True) -> bytes:
     """fast_p as a curve over p from 0 to 3 (or past the largest speedup), against eager and (when measured)
-    against compile."""
+    against compile, each in a band from the problems surely faster than p to those possibly so (their
+    intervals')."""
     scored = [p for p in problems if p.scored]
     figure, axes = _figure()
     top = max([3.0, *(min(p.speedup or 0.0, 20.0) * 1.05 for p in scored)])
     grid = [top * i / 300 for i in range(301)]
-    curves = [("against eager", [p.speedup for p in scored], "#1f5fa8")]
+    curves = [("against eager", [p.speedup for p in scored], [p.measured for p in scored], "#1f5fa8")]
     if against_compile:
-        curves.append(("against the fastest torch.compile", [p.vs_compile for p in scored], "#e07b00"))
-    for label, values, colour in curves:
-        shares = [sum(1 for v in values if v is not None and v > x) / max(1, len(scored)) for x in grid]
+        curves.append(("against the fastest torch.compile", [p.vs_compile for p in scored],
+                       [p.measured_vs_compile for p in scored], "#e07b00"))
+    total = max(1, len(scored))
+    for label, values, measured, colour in curves:
+        shares = [sum(1 for v in values if v is not None and v > x) / total for x in grid]
         axes.step(grid, shares, where="post", label=label, color=colour)
+        surely = [sum(1 for m in measured if m is not None and m.low > x) / total for x in grid]
+        possibly = [sum(1 for m in measured if m is not None and m.high > x) / total for x in grid]
+        axes.fill_between(grid, surely, possibly, step="post", color=colour, alpha=0.18, linewidth=0)
     for p in (1.0, 1.2, 1.5, 2.0):
         axes.axvline(p, color="#bbbbbb", linestyle=":", linewidth=1)
     axes.set_xlabel("p (speedup threshold)")
     axes.set_ylabel("fast_p: share of problems correct and faster than p")
     axes.set_ylim(0, 1.02)
-    axes.set_title(f"fast_p over {len(scored)} problem(s)")
+    axes.set_title(f"fast_p over {len(scored)} problem(s); shaded: where their intervals allow it to lie")
     axes.grid(True, alpha=0.3)
     axes.legend(loc="upper right", fontsize=8)
     return _png(figure)
