@@ -74,12 +74,16 @@ def judged_verdicts(root: Path, runs: Iterable[tuple[str, str]]) -> list[dict[st
 
 
 def device_time(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """How many verdicts, their seconds in the worker, those seconds by phase (largest first) and, where jobs
-    shared the device until timing, by how they held it (``device_turn_s``)."""
+    """How many verdicts, their seconds in the worker, those seconds by phase (largest first), where jobs
+    shared the device until timing, by how they held it (``device_turn_s``), and on CUDA the most GPU memory one
+    job held while it timed (``timing_gpu_peak_mb``): what lanes sharing a GPU must fit beside."""
     phases: dict[str, float] = {}
     turns: dict[str, float] = {}
+    peaks = []
     for verdict in verdicts:
         details = verdict.get("details") or {}
+        if (peak := (details.get("timing") or {}).get("gpu_peak_mb")) is not None:
+            peaks.append(peak)
         for phase, seconds in (details.get("phase_s") or {}).items():
             phases[phase] = phases.get(phase, 0.0) + seconds
         for part, seconds in (details.get("device_turn") or {}).items():
@@ -87,7 +91,8 @@ def device_time(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
                 turns[part] = turns.get(part, 0.0) + seconds
     return {"verdicts": len(verdicts), "elapsed_s": round(sum(v.get("elapsed_s") or 0.0 for v in verdicts), 1),
             "phase_s": {k: round(v, 1) for k, v in sorted(phases.items(), key=lambda kv: -kv[1])},
-            **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {})}
+            **({"device_turn_s": {k: round(v, 1) for k, v in turns.items()}} if turns else {}),
+            **({"timing_gpu_peak_mb": max(peaks)} if peaks else {})}
 
 
 def _span(seconds: float) -> str:
@@ -103,4 +108,6 @@ def device_time_rows(spent: dict[str, Any]) -> list[tuple[str, str]]:
              if seconds >= 0.05 * max(spent["elapsed_s"], 1e-9)]
     turns = spent.get("device_turn_s") or {}
     rows += [(f"device {label}", _span(turns[part])) for part, label in TURN_PARTS.items() if turns.get(part)]
+    if (peak := spent.get("timing_gpu_peak_mb")) is not None:
+        rows.append(("most GPU memory one job held while timed", f"{peak / 1024:.1f} GiB"))
     return rows

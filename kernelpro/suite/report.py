@@ -31,7 +31,8 @@ NOTE = ("fast_p: the share of all scored problems that are correct and more than
 DEVICE_NOTE = ("Every verdict the runs took (baselines, candidates, finalists' re-judgments), each once: the time "
                "in the judge's workers, the phases that took a twentieth of it or more (a torch.compile candidate "
                "compiles in its first call, inside correctness) and, where jobs shared a GPU until timing, how "
-               "they held it. Waits long beside the time held alone say fewer lanes per GPU would do.")
+               "they held it. Waits long beside the time held alone say fewer lanes per GPU would do; the most "
+               "memory one job held while timed is what the other lanes' jobs on its GPU must fit beside.")
 
 
 def _md_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:

@@ -27,7 +27,9 @@ def test_a_suites_verdicts_are_counted_once_by_phase_and_by_how_the_device_was_h
     (run / "candidates" / "a.json").write_text(json.dumps(answered))  # the recipe that is the baseline's code
     (run / "candidates" / "b.json").write_text(json.dumps(verdict(5.0, 1.0, shared_s=1.0, alone_s=4.0,
                                                                   waited_to_start_s=3.0)))
-    (run / "candidates" / "b.final.json").write_text(json.dumps(verdict(9.0, 1.0, shared_s=1.0, alone_s=8.0)))
+    final = verdict(9.0, 1.0, shared_s=1.0, alone_s=8.0)
+    final["details"]["timing"] = {"gpu_peak_mb": 6 * 1024}  # the most a timed job held, of those that say
+    (run / "candidates" / "b.final.json").write_text(json.dumps(final))
     (run / "candidates" / "c.json").write_text("{")  # a run writing it just now
     spent = device_time(judged_verdicts(paths.root, [("level1/1_a", run.name)]))
     assert (spent["verdicts"], spent["elapsed_s"]) == (3, 54.0)
@@ -41,6 +43,8 @@ def test_a_suites_verdicts_are_counted_once_by_phase_and_by_how_the_device_was_h
     assert "| phase: correctness | 38 s |" in section
     assert "| device let go while compiling | 34 s |" in section
     assert "| device waited to hold it alone | 6 s |" in section
+    assert spent["timing_gpu_peak_mb"] == 6 * 1024
+    assert "| most GPU memory one job held while timed | 6.0 GiB |" in section
 
 
 def test_a_suite_with_nothing_judged_yet_has_no_device_time_section(tmp_path):
