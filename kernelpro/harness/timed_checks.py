@@ -86,7 +86,7 @@ class TimedCallChecks:
         self.after_candidate_call = after_candidate_call
         self.on_replay, self.on_mismatch, self.all_finite = on_replay, on_mismatch, all_finite
         self.expected: dict[int, Any] = {}
-        self.done: set[int] = set()  # rounds whose reference output is kept by its sampled values only
+        self.whole: int | None = None  # the latest round, whose reference output is kept whole
         self.pending: dict[int, list[Any]] = {}
         self.printed: dict[tuple, int] = {}  # fingerprints of the candidate's outputs, to the round that gave each
         self.checked = 0
@@ -99,13 +99,11 @@ class TimedCallChecks:
             else:  # the candidate ran first in this round: checked when the reference's output arrives
                 self.pending.setdefault(index, []).append(out)
             return
-        self.expected[index] = out
+        if self.whole in self.expected:  # its round is checked: its sampled values are enough from now on
+            self.expected[self.whole] = self.positions.kept_values(self.expected[self.whole])
+        self.expected[index], self.whole = out, index
         for old in [i for i in self.expected if i <= index - KEPT_ROUNDS]:
             del self.expected[old]
-            self.done.discard(old)
-        for earlier in [i for i in self.expected if i < index and i not in self.done]:  # checked already
-            self.expected[earlier] = self.positions.kept_values(self.expected[earlier])
-            self.done.add(earlier)
         for waiting in self.pending.pop(index, []):
             self.check(index, waiting)
 
@@ -121,10 +119,9 @@ class TimedCallChecks:
             return
         if first != index:  # the very output it gave for the inputs of an earlier round
             self.on_replay(index, first)
-        kept = self.positions.kept_values(out)
+        kept = self.positions.kept_values(out)  # as every other round's reference output is kept by now
         for other_index, other in self.expected.items():
-            mine = kept if other_index in self.done else out
             if other_index != index and isinstance(
-                    compare_outputs(other, mine, self.tolerances, self.noise), Agreement):
+                    compare_outputs(other, kept, self.tolerances, self.noise), Agreement):
                 self.on_replay(index, other_index)
         self.on_mismatch(outcome, out, expected, index)

@@ -174,14 +174,15 @@ def run_job(spec: JobSpec) -> JobOutcome:
 
     start = time.monotonic()
     run_dir = Path(spec.runs_dir) / spec.run_id
-    if (run_dir / "run.json").exists():
+    command = optimize_command(spec)
+    if "--resume" in command:
         wait_for_run_lock(run_dir)  # still held past the wait: the resume says by whom, and the problem fails
-    code, last, tail = _run(optimize_command(spec), spec, "optimize", spec.timeout_s)
+    code, last, tail = _run(command, spec, "optimize", spec.timeout_s)
     summary, kind, why = _parse(code, last, tail, spec.timeout_s, "the optimisation")
     baselines: dict[str, Any] | None = None
     if spec.baselines and kind != "problem":
         # judged by the run (one that ended early left them in its directory); a run that died before judging
         # them leaves none, and the problem's next attempt judges them
-        baselines = (summary or {}).get("baselines") or RunFiles(Path(spec.runs_dir) / spec.run_id).baselines()
+        baselines = (summary or {}).get("baselines") or RunFiles(run_dir).baselines()
     return JobOutcome(key=spec.key, ok=kind is None, summary=summary, baselines=baselines, failure_kind=kind,
                       failure=why, wall_s=time.monotonic() - start)
