@@ -5,7 +5,7 @@ CUDA-L1 released for each task (its first and its current version, in turn; see 
     python benchmarks/suite_replay.py prepare [--cases-dir benchmarks/inputs/real_candidates]
     python benchmarks/suite_replay.py run --out OUT [--levels 1 2] [--max-iters 2] [--time-budget 9m]
         [--problems L1_T001 ...] [--device cpu]  (cpu: a smoke test of the script; the kernels need CUDA)
-        [--no-memory] [--lanes-per-gpu N]
+        [--no-memory] [--lanes-per-gpu N] [--share-until-timing]
     python benchmarks/suite_replay.py run --out OUT --resume [--time-budget 9m] [--levels ...] [--problems ...]
 
 ``prepare`` (here, from the cases ``judge_real_candidates.py prepare`` made) writes, gitignored,
@@ -111,8 +111,8 @@ def restore_sources(out: Path) -> None:
 
 
 def run(out: Path, levels: list[int], max_iters: int, time_budget: str | None, device: str, profile: bool,
-        only: list[str] | None = None, memory: bool = True, lanes_per_gpu: int = 1, resume: bool = False,
-        retry: str | None = None) -> None:
+        only: list[str] | None = None, memory: bool = True, lanes_per_gpu: int = 1, share_until_timing: bool = False,
+        resume: bool = False, retry: str | None = None) -> None:
     problems = sorted(p for p in (INPUTS / "problems").glob("L*_T*.py")
                       if int(p.stem[1]) in levels and (not only or p.stem in only))
     if not problems:
@@ -138,6 +138,8 @@ def run(out: Path, levels: list[int], max_iters: int, time_budget: str | None, d
             env.update({"KERNELPRO_SUITE__BASELINES": json.dumps(["eager", "compile_default"]),
                         "KERNELPRO_SUITE__REPORT_INTERVAL_S": "120",
                         "KERNELPRO_SUITE__LANES_PER_GPU": str(lanes_per_gpu)})
+            if share_until_timing:
+                env["KERNELPRO_HARNESS__SHARE_UNTIL_TIMING"] = "true"
         command = suite_command(out, chosen, device, max_iters, time_budget, profile, memory, resume, retry)
         started = time.monotonic()
         with (out / "suite_replay.log").open("a" if resume else "w") as log:
@@ -178,6 +180,9 @@ def main() -> None:
     go.add_argument("--no-memory", action="store_true",
                     help="Without the search memory (on a machine its embedding model cannot travel to).")
     go.add_argument("--lanes-per-gpu", type=int, default=1, help="suite.lanes_per_gpu")
+    go.add_argument("--share-until-timing", action="store_true",
+                    help="harness.share_until_timing: jobs hold the device alone only to time, so lanes (and a suite "
+                         "beside this one) overlap all but their measurements")
     go.add_argument("--resume", action="store_true", help="Finish the suite already under OUT (after a kill).")
     go.add_argument("--retry", help="With --resume: start these failed problems again (crash,lost,problem or all).")
     args = parser.parse_args()
@@ -185,7 +190,8 @@ def main() -> None:
         prepare(args.cases_dir)
     else:
         run(args.out, args.levels, args.max_iters, args.time_budget, args.device, args.profile, args.problems,
-            memory=not args.no_memory, lanes_per_gpu=args.lanes_per_gpu, resume=args.resume, retry=args.retry)
+            memory=not args.no_memory, lanes_per_gpu=args.lanes_per_gpu,
+            share_until_timing=args.share_until_timing, resume=args.resume, retry=args.retry)
 
 
 if __name__ == "__main__":
