@@ -38,6 +38,10 @@ from kernelpro.search.recipes import recipes_for  # noqa: E402
 PROBLEMS = [ROOT / "tests" / "data" / "problems" / f"{name}.py" for name in ("matmul_relu", "softmax_wide")]
 
 
+# a verdict's waits for the device lock (details.device_turn)
+WAITS = ("waited_shared_s", "waited_benchmark_s", "waited_alone_s")
+
+
 def lane(device: str, settings: Settings, items: list[tuple], name: str, rows: list[dict]) -> None:
     with Pipeline(device, settings) as pipeline:
         for label, problem, source in items:
@@ -72,9 +76,9 @@ def two_lanes(device: str, lanes: dict[str, list[tuple]], release: bool, timing_
         return round(sum(r.get(key) or 0.0 for r in rows if r["lane"] == name), 2)
 
     per_lane = {name: {"wall_s": walls[name],
-                       "waited_s": round(total(name, "waited_shared_s") + total(name, "waited_alone_s"), 2),
-                       **{key: total(name, key) for key in ("shared_s", "released_s", "waited_shared_s",
-                                                           "waited_alone_s", "alone_s")}}
+                       "waited_s": round(sum(total(name, k) for k in WAITS), 2),
+                       **{key: total(name, key) for key in ("shared_s", "released_s", "benchmarking_s", "alone_s")
+                          + WAITS}}
                 for name in lanes}
     return {"setting": "released" if release else "held", "wall_s": max(walls.values()), "lanes": per_lane,
             "verdicts": rows}

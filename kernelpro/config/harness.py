@@ -145,16 +145,17 @@ class HarnessSettings(BaseModel):
     other's kernels: ``auto`` locks GPUs, ``on`` the CPU too, ``off`` nothing."""
     share_until_timing: bool = False
     """With a long-lived worker on a locked device: each job holds the device lock shared while it loads, builds
-    and checks the candidate, beside other lanes doing the same, lets it go while Dynamo compiles (taking it
-    back for autotuning's benchmarks; ``device_turns``), and takes it alone for its timing only
-    (``device_lock.SharedTurn``), so lanes on one GPU overlap all but their measurements. A job that fails
+    and checks the candidate, beside other lanes doing the same, lets it go while Dynamo compiles, and takes it
+    alone for each of autotuning's benchmarks (``device_turns``: choices timed beside other work read slower at
+    random, and autotuning would keep a slower one) and for its timing (``device_lock.SharedTurn``), so lanes
+    on one GPU overlap all but their measurements. A job that fails
     before timing never waits for the device alone, unless it ran out of GPU memory: then it is judged again
     holding the device alone throughout (``details.judged_alone_after``). The verdict's ``details.device_turn``
     says how long the job held it shared, let it go, waited and held it alone. Off: the whole job holds it
     alone."""
     release_while_compiling: Literal["auto", "on", "off"] = "auto"
-    """With ``share_until_timing``: a job lets the device lock go while Dynamo compiles, taking it back (shared)
-    for each of Inductor's benchmarks and at the compile's end (``harness/device_turns.py``), so another lane's
+    """With ``share_until_timing``: a job lets the device lock go while Dynamo compiles, taking it back alone for
+    each of Inductor's benchmarks and shared at the compile's end (``harness/device_turns.py``), so another lane's
     measurement need not wait for the compile. ``auto``: on GPUs only. On the CPU the compile runs on the very
     device another lane times, and moves its figures (``benchmarks/release_while_compiling.py``); ``on`` releases
     there too. ``off``: the job holds the lock shared through its compiles, and a measurement waits for every

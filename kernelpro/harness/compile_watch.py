@@ -50,7 +50,7 @@ def reporting_compiles(emit: Emit, turns: DeviceTurns | None = None) -> Iterator
     callback_handler.register_start_callback(started)
     callback_handler.register_end_callback(ended)
     try:
-        if turns is not None and turns.state == "shared" and turns.release_while_compiling:
+        if turns is not None and turns.state == "shared":  # a sharing job: each benchmark holds the device alone
             with benchmarks_hold_the_device(turns):
                 yield
         else:

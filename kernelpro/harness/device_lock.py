@@ -5,9 +5,10 @@ Two processes timing on one GPU at once read each other's kernels as their own: 
 ``flock`` on the device's lock file while a worker judges a candidate (correctness, timing, energy) and while
 Nsight Compute profiles; what needs no device (process starts, imports, compiles, model calls) runs outside
 it, so several lanes on one GPU overlap everything but the measurements. A long-lived worker's job may hold the
-lock shared until it times (``harness.share_until_timing``): loading, autotuning and the correctness checks
-then overlap other such work, the lock is let go while the job compiles (``SharedTurn.let_go``), and the job
-takes it alone for its timing only (``SharedTurn.take_exclusive``). The kernel drops a flock when its holder's
+lock shared until it times (``harness.share_until_timing``): loading and the correctness checks then overlap
+other such work, the lock is let go while the job compiles (``SharedTurn.let_go``), and the job takes it alone
+for each of autotuning's benchmarks (``SharedTurn.take_alone_to_benchmark``) and for its timing
+(``SharedTurn.take_exclusive``). The kernel drops a flock when its holder's
 file closes or the process dies, so a killed run never leaves a device locked.
 
 A device's key is its physical identity: ``CUDA_VISIBLE_DEVICES``' entry for a visible index (a suite's lane
@@ -102,14 +103,15 @@ class SharedTurn:
     device's only holder (a job's timing after its checks). In between, ``let_go`` drops the shared hold while
     the job needs no device (it compiles) and ``take_shared`` takes it back. ``spans`` counts the seconds in
     each state: ``waited_to_start`` (for the first shared hold), ``shared``, ``released``, ``waited_shared``
-    (to take it back), ``waited_alone``, ``alone``; ``taken_back`` how often it was taken back (after each
-    compile, and for each benchmark inside one)."""
+    (to take it back), ``waited_benchmark`` and ``benchmarking`` (alone for autotuning's benchmarks),
+    ``waited_alone``, ``alone``; ``taken_back`` how often it was taken back after a compile, ``benchmarks`` how
+    often it was held alone to benchmark."""
 
     def __init__(self, files: tuple[int, int] | None, waited_to_start: float = 0.0) -> None:
         self.files = files
-        self.taken_back = 0
-        self.spans = dict.fromkeys(("waited_to_start", "shared", "released", "waited_shared", "waited_alone",
-                                    "alone"), 0.0)
+        self.taken_back = self.benchmarks = 0
+        self.spans = dict.fromkeys(("waited_to_start", "shared", "released", "waited_shared", "waited_benchmark",
+                                    "benchmarking", "waited_alone", "alone"), 0.0)
         self.spans["waited_to_start"] = waited_to_start
         self._state, self._since = "shared", time.monotonic()
 
@@ -124,9 +126,19 @@ class SharedTurn:
         return self._state == "released"
 
     @property
+    def may_benchmark(self) -> bool:
+        """Whether ``take_alone_to_benchmark`` would take it: held shared or let go, not yet alone to time."""
+        return self._state in ("shared", "released")
+
+    @property
+    def benchmarking(self) -> bool:
+        """Whether it is held alone for a benchmark, until ``take_shared`` or ``let_go``."""
+        return self._state == "benchmarking"
+
+    @property
     def waited_s(self) -> float:
-        """The seconds spent waiting for the lock: to start, to take it back, to hold it alone."""
-        return self.spans["waited_to_start"] + self.spans["waited_shared"] + self.spans["waited_alone"]
+        """The seconds spent waiting for the lock: to start, to take it back, to benchmark, to hold it alone."""
+        return sum(self.spans[k] for k in ("waited_to_start", "waited_shared", "waited_benchmark", "waited_alone"))
 
     def _enter(self, state: str, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
@@ -143,24 +155,44 @@ class SharedTurn:
         return waited
 
     def let_go(self) -> None:
-        """Drop the shared hold (no-op unless held shared)."""
-        if self._state != "shared":
+        """Drop the hold, shared or alone for a benchmark (no-op otherwise)."""
+        if self._state not in ("shared", "benchmarking"):
             return
         if self.files is not None:
             fcntl.flock(self.files[1], fcntl.LOCK_UN)
         self._enter("released")
 
     def take_shared(self) -> float:
-        """Hold the lock shared again after ``let_go``; the seconds spent waiting (for a measurement)."""
-        if not self.released:
+        """Hold the lock shared again after ``let_go`` or a benchmark; the seconds spent waiting (for a
+        measurement)."""
+        if self.benchmarking:
+            if self.files is not None:
+                fcntl.flock(self.files[1], fcntl.LOCK_UN)  # alone to shared through the turnstile, like any holder
+        elif self.released:
+            self.taken_back += 1
+        else:
             return 0.0
-        self.taken_back += 1
         return self._wait(fcntl.LOCK_SH, "waited_shared", "shared")
+
+    def take_alone_to_benchmark(self) -> float:
+        """Hold the lock alone for one of autotuning's benchmarks, from a shared hold or a let-go one, until
+        ``take_shared`` or ``let_go``; the seconds spent waiting. Kernel choices timed beside other lanes' work
+        read slower than they are at random, and autotuning keeps whichever read fastest: on an H200 suite whose
+        benchmarks held the device shared, a max-autotune baseline read 0.50x where it had read 1.01x alone."""
+        if not self.may_benchmark:
+            return 0.0
+        self.benchmarks += 1
+        if self.files is not None and self._state == "shared":
+            fcntl.flock(self.files[1], fcntl.LOCK_UN)  # as in take_exclusive: two upgrading at once never deadlock
+        return self._wait(fcntl.LOCK_EX, "waited_benchmark", "benchmarking")
 
     def take_exclusive(self) -> float:
         """Hold the lock alone from now on; the seconds spent waiting for it. The shared hold is let go first:
         two holders upgrading at once would otherwise each wait for the other's shared hold to end."""
         if self.exclusive:
+            return 0.0
+        if self.benchmarking:  # held alone already; through the turnstile it could wait on a waiter for this lock
+            self._enter("alone")
             return 0.0
         if self.files is not None and self._state == "shared":
             fcntl.flock(self.files[1], fcntl.LOCK_UN)

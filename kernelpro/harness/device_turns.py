@@ -7,13 +7,17 @@ when that hold may change, and the judge answers a request that waits with the l
 - ``{"turn": "none"}``: compiling from here on, nothing to run on the device. The judge lets its shared hold go,
   so a measurement that waits for the device does not wait for this compile too. A ``max-autotune`` compile runs
   for a minute and more, nearly all of it on the CPU; held shared, it kept every other lane's timing waiting.
-- ``{"turn": "shared"}``: the device is needed again (the compile ended, or it benchmarks its kernel choices),
-  answered once the judge holds the lock shared again, after any measurement then under way.
-- ``{"turn": "exclusive"}``: before timing, the device alone; answered once no one else holds it.
+- ``{"turn": "shared"}``: the device is needed again (the compile ended, or a benchmark did), answered once
+  the judge holds the lock shared again, after any measurement then under way.
+- ``{"turn": "benchmark"}``: the device alone for one of autotuning's benchmarks, answered once no one else
+  holds it; ``none`` (inside a compile) or ``shared`` after it.
+- ``{"turn": "exclusive"}``: before timing, the device alone for good; answered once no one else holds it.
 
 Only Dynamo's own compiles (and a lazily compiled backward) let the device go: Dynamo also reports CUDA-graph
-recording as compiling, which runs kernels. Inside a compile, Inductor's benchmarker (autotuning's
-measurements) takes the device back for each benchmark (``lent_back``).
+recording as compiling, which runs kernels. Inductor's benchmarker (autotuning's measurements of its kernel
+choices), in a compile or not, holds the device alone for each benchmark (``alone_to_benchmark``): choices
+timed beside another lane's checks read slower than they are at random, and autotuning keeps the one that read
+fastest, not the one that is.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ def releases_while_compiling(setting: str, device: str) -> bool:
 
 class DeviceTurns:
     """The job's side of the hold: ``shared`` (held beside other jobs' checks), ``released`` (compiling),
-    ``lent`` (released, but benchmarking inside the compile), ``alone`` (timing). A job that does not share
-    the device (``sharing`` False) says nothing: the judge holds it alone throughout."""
+    ``benchmarking`` (alone, for a benchmark), ``alone`` (timing). A job that does not share the device
+    (``sharing`` False) says nothing: the judge holds it alone throughout."""
 
     def __init__(self, emit: Emit, await_go: Callable[[], None] | None, sharing: bool,
                  release_while_compiling: bool = True) -> None:
@@ -45,6 +49,8 @@ class DeviceTurns:
         self.state = "shared" if sharing and await_go is not None else "held"
         self.release_while_compiling = release_while_compiling
         self.lock = threading.RLock()  # compiles and benchmarks may run on more than one thread
+        self.benchmarks_running = 0
+        self.after_benchmarks = "shared"  # the hold to go back to once the benchmarks under way end
 
     def _ask(self, turn: str) -> None:
         self.emit({"turn": turn})
@@ -53,38 +59,50 @@ class DeviceTurns:
 
     def compile_started(self, trigger: str | None) -> None:
         with self.lock:
-            if self.state == "shared" and trigger in DEVICE_FREE_TRIGGERS and self.release_while_compiling:
+            if trigger not in DEVICE_FREE_TRIGGERS or not self.release_while_compiling:
+                return
+            if self.state == "shared":
                 self.emit({"turn": "none"})
                 self.state = "released"
+            elif self.state == "benchmarking":
+                self.after_benchmarks = "released"
 
     def compile_ended(self) -> None:
         with self.lock:
-            if self.state in ("released", "lent"):
-                if self.state == "released":
-                    self._ask("shared")
+            if self.state == "released":
+                self._ask("shared")
                 self.state = "shared"
+            elif self.state == "benchmarking":
+                self.after_benchmarks = "shared"
 
     @contextlib.contextmanager
-    def lent_back(self) -> Iterator[None]:
-        """The device held (shared) for the block, when the job had let it go: a benchmark inside a compile."""
+    def alone_to_benchmark(self) -> Iterator[None]:
+        """The device held alone for the block, a benchmark, when the job held it shared or had let it go; then
+        back to that. Benchmarks running at once on several threads share one hold."""
         with self.lock:
-            borrowing = self.state == "released"
-            if borrowing:
-                self._ask("shared")
-                self.state = "lent"
+            if self.state in ("shared", "released"):
+                self.after_benchmarks = self.state
+                self._ask("benchmark")
+                self.state = "benchmarking"
+            holding = self.state == "benchmarking"
+            self.benchmarks_running += holding
         try:
             yield
         finally:
-            if borrowing:
+            if holding:
                 with self.lock:
-                    if self.state == "lent":
-                        self.emit({"turn": "none"})
-                        self.state = "released"
+                    self.benchmarks_running -= 1
+                    if self.benchmarks_running == 0 and self.state == "benchmarking":
+                        if self.after_benchmarks == "released":
+                            self.emit({"turn": "none"})
+                        else:
+                            self._ask("shared")
+                        self.state = self.after_benchmarks
 
     def alone(self) -> None:
         """Wait until the judge holds the device alone for this job (a job that shares it, before timing)."""
         with self.lock:
-            if self.state == "held" or self.state == "alone":
+            if self.state in ("held", "alone"):
                 return
             self._ask("exclusive")
             self.state = "alone"
@@ -96,7 +114,8 @@ BENCHMARK_METHODS = ("benchmark", "benchmark_gpu", "benchmark_gpu_with_cuda_grap
 
 @contextlib.contextmanager
 def benchmarks_hold_the_device(turns: DeviceTurns) -> Iterator[None]:
-    """For the block, every benchmark Inductor runs holds the device, compiling or not (``DeviceTurns.lent_back``).
+    """For the block, every benchmark Inductor runs holds the device alone, compiling or not
+    (``DeviceTurns.alone_to_benchmark``).
     The benchmarker is one shared object (``torch._inductor.runtime.benchmarking.benchmarker``), so wrapping its
     methods covers autotuning wherever it is started from."""
     try:
@@ -112,7 +131,7 @@ def benchmarks_hold_the_device(turns: DeviceTurns) -> Iterator[None]:
             continue
 
         def holding(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
-            with turns.lent_back():
+            with turns.alone_to_benchmark():
                 return _original(*args, **kwargs)
 
         wrapped[name] = own.get(name)

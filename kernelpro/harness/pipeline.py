@@ -107,9 +107,10 @@ class Lane:
             outcome = self.worker.run(job, turn)
         self.lock_wait_s += turn.waited_s
         result = classify(outcome, self.settings)
-        # waited_to_start, shared, released (compiling), waited_shared (to take it back), waited_alone, alone
+        # waited_to_start, shared, released (compiling), waited_shared (to take it back), waited_benchmark and
+        # benchmarking (alone for autotuning's benchmarks), waited_alone, alone
         result.details["device_turn"] = {**{f"{state}_s": round(seconds, 3) for state, seconds in turn.spans.items()},
-                                         "taken_back": turn.taken_back}
+                                         "taken_back": turn.taken_back, "benchmarks": turn.benchmarks}
         if result.status == "ok" and result.speedup is not None and not turn.exclusive:
             # the judge's own code asks before timing: a timed verdict without the turn came from elsewhere
             return EvalResult(status="runtime_error", reason="worker_error", device=result.device,

@@ -203,14 +203,16 @@ class LongLivedWorker:
 
     def _change_turn(self, asked: Any, outcome: WorkerOutcome, deadline: Deadline, turn: SharedTurn) -> None:
         """The job's hold on the device changed as it asks (``device_turns``); a request that waits is answered
-        ``{"go": true}`` once granted. The device alone comes once a job; the device shared again only after
-        the job let it go: any other request gets nothing (the job's own code sent one of them, and waits on
-        for its answer)."""
+        ``{"go": true}`` once granted. The device alone to time comes once a job; alone for a benchmark only
+        before that; shared again only after the job let it go or benchmarked: any other request gets nothing
+        (the job's own code sent one of them, and waits on for its answer)."""
         if asked == "none":
             turn.let_go()
             return
-        if asked == "shared" and turn.released:
+        if asked == "shared" and (turn.released or turn.benchmarking):
             waited = turn.take_shared()
+        elif asked == "benchmark" and turn.may_benchmark:
+            waited = turn.take_alone_to_benchmark()
         elif asked == "exclusive" and not turn.exclusive:
             waited = turn.take_exclusive()
         else:

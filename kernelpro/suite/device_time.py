@@ -17,9 +17,10 @@ from typing import Any
 from kernelpro.graphs.judged_before import FILE_NAME as JUDGED_BEFORE
 
 # device_turn's parts, as the report names them
-TURN_PARTS = {"alone_s": "held alone (timing)", "shared_s": "held shared (loading, checks, autotuning)",
-              "released_s": "let go while compiling", "waited_to_start_s": "waited to start",
-              "waited_shared_s": "waited to take it back", "waited_alone_s": "waited to hold it alone"}
+TURN_PARTS = {"alone_s": "held alone (timing)", "benchmarking_s": "held alone (autotuning's benchmarks)",
+              "shared_s": "held shared (loading, checks)", "released_s": "let go while compiling",
+              "waited_to_start_s": "waited to start", "waited_shared_s": "waited to take it back",
+              "waited_benchmark_s": "waited to benchmark alone", "waited_alone_s": "waited to hold it alone"}
 
 
 def baseline_files(root: Path, runs: Iterable[tuple[str, str]]) -> list[tuple[str, Path]]:

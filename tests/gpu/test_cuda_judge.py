@@ -51,7 +51,7 @@ def test_a_job_shares_the_gpu_until_it_times_on_cuda(settings, tmp_path):
     assert turn["shared_s"] > 0 and turn["alone_s"] > 0 and "waiting for the device" in result.details["phase_s"]
 
 
-def test_a_max_autotune_compile_lets_the_gpu_go_and_takes_it_back_for_each_benchmark(settings, tmp_path):
+def test_a_max_autotune_compile_lets_the_gpu_go_and_takes_it_alone_for_each_benchmark(settings, tmp_path):
     from kernelpro.search.recipes import recipes_for
 
     settings.harness.device_lock_dir, settings.harness.share_until_timing = tmp_path, True
@@ -62,7 +62,8 @@ def test_a_max_autotune_compile_lets_the_gpu_go_and_takes_it_back_for_each_bench
     assert result.status == "ok", result.message
     turn = result.details["device_turn"]
     assert turn["released_s"] > 1.0 and turn["alone_s"] > 0
-    assert turn["taken_back"] > 2  # the compile's end, and autotuning's benchmarks of the matmul's choices
+    assert turn["taken_back"] >= 1  # shared again at the compile's end
+    assert turn["benchmarks"] > 1 and turn["benchmarking_s"] > 0  # autotuning's benchmarks of the choices, alone
 
 
 LARGE_OUTPUT = '''import torch

@@ -178,6 +178,37 @@ def test_jobs_that_share_the_device_until_timing_overlap_their_shared_parts_and_
     assert time.monotonic() - start < 10
 
 
+def test_a_benchmark_holds_the_device_alone_between_shared_holds_and_timing_after_it_waits_on_no_waiter(tmp_path):
+    harness = HarnessSettings(device_lock="on", device_lock_dir=tmp_path)
+    procs: list[subprocess.Popen] = []
+    try:
+        with shared_until_exclusive("cuda:0", harness) as turn:
+            procs.append(hold(tmp_path, "cuda:0", 1.5, shared=True))  # another lane's checks
+            assert turn.take_alone_to_benchmark() > 0.8 and turn.benchmarking  # they end first
+            procs.append(hold(tmp_path, "cuda:0", 0.1, shared=True, wait=False))
+            time.sleep(1.0)
+            assert procs[-1].poll() is None  # no shared work beside a benchmark
+            turn.take_shared()
+            assert procs[-1].wait(timeout=30) == 0 and not turn.benchmarking
+            procs.append(hold(tmp_path, "cuda:0", 0.1, shared=True))  # shared again: others overlap it
+            turn.let_go()
+            assert turn.take_alone_to_benchmark() < 1.0 and turn.take_shared() < 1.0  # from let go, and back
+            assert turn.take_alone_to_benchmark() < 1.0
+            turn.let_go()  # a benchmark inside a compile ends with the device let go
+            assert turn.released and turn.take_alone_to_benchmark() < 1.0
+            procs.append(hold(tmp_path, "cuda:0", 0.1, wait=False))  # a measurement waits, holding the turnstile
+            time.sleep(0.5)
+            start = time.monotonic()
+            assert turn.take_exclusive() == 0.0 and turn.exclusive  # alone already: it does not queue behind it
+            assert time.monotonic() - start < 0.5 and procs[-1].poll() is None
+            assert turn.take_alone_to_benchmark() == 0.0 and turn.exclusive  # timing: stays alone
+        assert procs[-1].wait(timeout=30) == 0  # its turn once the job is done
+        assert turn.benchmarks == 4 and turn.spans["benchmarking"] > 1.0 and turn.spans["waited_benchmark"] > 0.8
+        assert turn.waited_s >= turn.spans["waited_benchmark"]
+    finally:
+        kill_alive(*procs)
+
+
 def kill_alive(*procs: subprocess.Popen) -> None:
     kill(*(proc for proc in procs if proc.poll() is None))
 
@@ -227,6 +258,36 @@ def test_sharing_until_timing_a_job_that_ran_out_of_gpu_memory_is_judged_again_a
     assert "CUDA out of memory" in result.details["judged_alone_after"]  # what the shared judgment ran into
     assert "device_turn" not in result.details  # the verdict's judgment held the device alone throughout
     assert pipeline.stats.judged == 1
+
+
+AUTOTUNING = """
+import torch
+import torch.nn as nn
+from torch._inductor.runtime.benchmarking import benchmarker
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        self.tuned = False
+
+    def forward(self, x):
+        if not self.tuned:  # a runtime autotuner: its first call times its choices with Inductor's benchmarker
+            benchmarker.benchmark(lambda: torch.relu(x), device="cpu", warmup=1, rep=1)
+            self.tuned = True
+        return torch.relu(x) * self.scale
+"""
+
+
+def test_sharing_until_timing_autotunings_benchmarks_hold_the_device_alone(settings, tmp_path):
+    settings.harness.device_lock, settings.harness.device_lock_dir = "on", tmp_path / "locks"
+    settings.harness.share_until_timing = True
+    with Pipeline("cpu", settings) as pipeline:
+        [result] = pipeline.judge([(problem("scale_relu"), AUTOTUNING)])
+    assert result.status == "ok", result.message
+    turn = result.details["device_turn"]
+    assert turn["benchmarks"] >= 1 and turn["benchmarking_s"] > 0 and turn["alone_s"] > 0
 
 
 PROBE = """

@@ -1,5 +1,5 @@
 """A job's side of sharing the device until timing: what it tells the judge as it compiles, benchmarks inside a
-compile and times, and Inductor's real benchmarker holding the device for each benchmark."""
+compile and times, and Inductor's real benchmarker holding the device alone for each benchmark."""
 
 from __future__ import annotations
 
@@ -24,33 +24,61 @@ class Judge:
         self.answers += 1
 
 
-def test_a_sharing_job_lets_the_device_go_while_dynamo_compiles_and_takes_it_back_to_benchmark_and_run():
+def test_a_sharing_job_lets_the_device_go_while_dynamo_compiles_and_takes_it_alone_to_benchmark():
     judge = Judge()
     turns = DeviceTurns(judge.emit, judge.go, sharing=True)
     turns.compile_started("DYNAMO")
-    with turns.lent_back():
-        with turns.lent_back():  # nested benchmark calls ask once
-            pass
+    with turns.alone_to_benchmark():
+        with turns.alone_to_benchmark():  # nested benchmark calls ask once
+            assert turns.state == "benchmarking"
+        assert turns.state == "benchmarking"
+    assert turns.state == "released"  # back to what the compile had: nothing held, no answer awaited
     turns.compile_ended()
-    assert judge.said == ["none", "shared", "none", "shared"] and judge.answers == 2
+    assert judge.said == ["none", "benchmark", "none", "shared"] and judge.answers == 2
     turns.compile_started("CUDAGRAPH_RECORDING")  # runs kernels: the device is kept
     turns.compile_started(None)  # a Dynamo that does not say why: kept too
     turns.compile_ended()
-    with turns.lent_back():  # a benchmark outside a compile holds the device already
+    with turns.alone_to_benchmark():  # a benchmark outside a compile (a runtime autotuner): alone too, then shared
         pass
-    assert judge.said == ["none", "shared", "none", "shared"]
+    assert judge.said[4:] == ["benchmark", "shared"] and judge.answers == 4 and turns.state == "shared"
     turns.alone()
     turns.alone()
+    with turns.alone_to_benchmark():  # timing: alone already
+        pass
     turns.compile_started("DYNAMO")  # a compile while timing keeps the device alone
     turns.compile_ended()
-    assert judge.said[-1:] == ["exclusive"] and judge.answers == 3
+    assert judge.said[6:] == ["exclusive"] and judge.answers == 5
+
+
+def test_benchmarks_on_two_threads_share_one_hold_and_a_compile_ending_meanwhile_is_remembered():
+    import threading
+
+    judge = Judge()
+    turns = DeviceTurns(judge.emit, judge.go, sharing=True)
+    turns.compile_started("DYNAMO")
+    started, finish = threading.Event(), threading.Event()
+
+    def benchmark() -> None:
+        with turns.alone_to_benchmark():
+            started.set()
+            finish.wait(10)
+
+    other = threading.Thread(target=benchmark)
+    other.start()
+    started.wait(10)
+    with turns.alone_to_benchmark():  # the other thread's hold covers this one
+        turns.compile_ended()  # the compile ends during the benchmarks: they go back to shared, not to nothing
+    assert turns.state == "benchmarking"  # the other benchmark still runs
+    finish.set()
+    other.join(10)
+    assert judge.said == ["none", "benchmark", "shared"] and turns.state == "shared"
 
 
 def test_a_job_that_does_not_share_the_device_says_nothing():
     judge = Judge()
     turns = DeviceTurns(judge.emit, judge.go, sharing=False)
     turns.compile_started("DYNAMO")
-    with turns.lent_back():
+    with turns.alone_to_benchmark():
         pass
     turns.compile_ended()
     turns.alone()
@@ -58,7 +86,7 @@ def test_a_job_that_does_not_share_the_device_says_nothing():
     assert DeviceTurns(judge.emit, None, sharing=True).state == "held"  # no way to wait: nothing to share
 
 
-def test_inductors_benchmarker_takes_the_device_back_for_each_benchmark_and_is_restored_after():
+def test_inductors_benchmarker_takes_the_device_alone_for_each_benchmark_and_is_restored_after():
     from torch._inductor.runtime.benchmarking import benchmarker
 
     judge = Judge()
@@ -67,8 +95,9 @@ def test_inductors_benchmarker_takes_the_device_back_for_each_benchmark_and_is_r
         turns.compile_started("DYNAMO")
         ms = benchmarker.benchmark(lambda: torch.ones(8).sum(), device="cpu", warmup=1, rep=1)
         turns.compile_ended()
+        benchmarker.benchmark(lambda: torch.ones(8).sum(), device="cpu", warmup=1, rep=1)  # outside a compile
     assert ms >= 0
-    assert judge.said == ["none", "shared", "none", "shared"]
+    assert judge.said == ["none", "benchmark", "none", "shared", "benchmark", "shared"]
     assert "benchmark" not in vars(benchmarker)  # the class's own methods again
 
 
@@ -96,8 +125,6 @@ def test_a_job_told_not_to_release_while_compiling_holds_the_device_through_its_
     judge = Judge()
     turns = DeviceTurns(judge.emit, judge.go, sharing=True, release_while_compiling=False)
     turns.compile_started("DYNAMO")
-    with turns.lent_back():
-        pass
     turns.compile_ended()
     turns.alone()
     assert judge.said == ["exclusive"] and judge.answers == 1
