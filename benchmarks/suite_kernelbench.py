@@ -157,8 +157,9 @@ def main() -> None:
                              "16 threads took max-autotune's first call 54 s, as 1 did).")
     parser.add_argument("--share-until-timing", action="store_true",
                         help="harness.share_until_timing: each job holds the device lock shared while it loads "
-                             "and checks, lets it go while it compiles, and holds it alone only to time, so lanes "
-                             "overlap all but their measurements (benchmarks/shared_until_timing.py, "
+                             "and checks, lets it go while it compiles, and holds it alone only to time and for "
+                             "autotuning's benchmarks, so lanes overlap all but their measurements "
+                             "(benchmarks/shared_until_timing.py, "
                              "benchmarks/release_while_compiling.py).")
     parser.add_argument("--tabulate", action="store_true",
                         help="Only (re)write OUT/baselines.json and OUT/gpu_phases.json from the suite already "
