@@ -148,6 +148,11 @@ class SharedTurn:
     def close(self) -> None:
         self._enter(self._state)
 
+    def _drop(self) -> None:
+        """Let the lock go, whatever the hold (the turn's state says what comes next)."""
+        if self.files is not None:
+            fcntl.flock(self.files[1], fcntl.LOCK_UN)
+
     def _wait(self, mode: int, waiting: str, then: str) -> float:
         self._enter(waiting)
         waited = _through_turnstile(*self.files, mode) if self.files is not None else 0.0
@@ -158,16 +163,14 @@ class SharedTurn:
         """Drop the hold, shared or alone for a benchmark (no-op otherwise)."""
         if self._state not in ("shared", "benchmarking"):
             return
-        if self.files is not None:
-            fcntl.flock(self.files[1], fcntl.LOCK_UN)
+        self._drop()
         self._enter("released")
 
     def take_shared(self) -> float:
         """Hold the lock shared again after ``let_go`` or a benchmark; the seconds spent waiting (for a
         measurement)."""
         if self.benchmarking:
-            if self.files is not None:
-                fcntl.flock(self.files[1], fcntl.LOCK_UN)  # alone to shared through the turnstile, like any holder
+            self._drop()  # alone to shared through the turnstile, like any holder
         elif self.released:
             self.taken_back += 1
         else:
@@ -182,8 +185,8 @@ class SharedTurn:
         if not self.may_benchmark:
             return 0.0
         self.benchmarks += 1
-        if self.files is not None and self._state == "shared":
-            fcntl.flock(self.files[1], fcntl.LOCK_UN)  # as in take_exclusive: two upgrading at once never deadlock
+        if self._state == "shared":
+            self._drop()  # as in take_exclusive: two upgrading at once never deadlock
         return self._wait(fcntl.LOCK_EX, "waited_benchmark", "benchmarking")
 
     def take_exclusive(self) -> float:
@@ -194,8 +197,8 @@ class SharedTurn:
         if self.benchmarking:  # held alone already; through the turnstile it could wait on a waiter for this lock
             self._enter("alone")
             return 0.0
-        if self.files is not None and self._state == "shared":
-            fcntl.flock(self.files[1], fcntl.LOCK_UN)
+        if self._state == "shared":
+            self._drop()
         return self._wait(fcntl.LOCK_EX, "waited_alone", "alone")
 
 

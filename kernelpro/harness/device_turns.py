@@ -99,10 +99,15 @@ class DeviceTurns:
                             self._ask("shared")
                         self.state = self.after_benchmarks
 
+    @property
+    def held_alone(self) -> bool:
+        """Whether the job has the device to itself: it never shared it, or it is timing."""
+        return self.state in ("held", "alone")
+
     def alone(self) -> None:
         """Wait until the judge holds the device alone for this job (a job that shares it, before timing)."""
         with self.lock:
-            if self.state in ("held", "alone"):
+            if self.held_alone:
                 return
             self._ask("exclusive")
             self.state = "alone"

@@ -187,7 +187,7 @@ class Evaluation(Guards, ModelCalls):
     def take_device_alone(self) -> None:
         """With the device lock held shared so far (``share_until_timing``), ask the judge for it alone and wait
         until it says so: nothing another lane does on the device overlaps the timing."""
-        if self.turns.state in ("shared", "released", "benchmarking"):
+        if not self.turns.held_alone:
             self.enter("waiting for the device")
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()  # what the checks left cached is room for the jobs beside this one
