@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import fcntl
-import os
-import tempfile
+import shutil
 from pathlib import Path
 
 import pytest
 
-# Runs under test (optimize, eval, in process or not) record judged candidates in a throwaway dataset, never in the
-# developer's ~/.kernelpro.
-os.environ.setdefault("KERNELPRO_FORECAST__DATASET", str(Path(tempfile.mkdtemp(prefix="kp-judged-")) / "judged.jsonl"))
+from tests.support import session_home
 
-from kernelpro.config import Settings
-from kernelpro.problem import Problem, load_problem
+# Before kernelpro is imported (it reads HOME at import) and before any test starts a process (each inherits it):
+# HOME, the XDG directories and kernelpro's data paths (judged dataset, memory, caches, runs, chats) in a
+# directory of this session, never the developer's.
+SESSION = session_home.enter()
+
+from kernelpro.config import Settings  # noqa: E402
+from kernelpro.problem import Problem, load_problem  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 
@@ -72,3 +74,8 @@ def _gpu_turn(request, tmp_path_factory):
         fcntl.flock(share, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         fcntl.flock(turnstile, fcntl.LOCK_UN)
         yield
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if SESSION.owner:  # the workers of this session share its directory; the process that made it removes it
+        shutil.rmtree(SESSION.root, ignore_errors=True)

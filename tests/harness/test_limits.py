@@ -15,6 +15,7 @@ from kernelpro.config import HarnessSettings
 from kernelpro.harness.deadline import Deadline, planned_calls
 from kernelpro.harness.judge import judge
 from tests.conftest import DATA, candidate, problem
+from tests.support import session_home
 
 ROOT = Path(__file__).resolve().parents[2]
 INHERITED_AS = 4 << 30  # far below what the worker asks for by default (its size plus 16 GB)
@@ -49,7 +50,7 @@ def test_verdicts_are_right_under_an_inherited_ulimit_v(mode, tmp_path):
     """The judge started the way a shell with ``ulimit -v`` starts it: every worker inherits the hard limit."""
     proc = subprocess.run([sys.executable, "-c", JUDGE_UNDER_LIMIT, str(DATA), mode], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300, preexec_fn=_inherit_address_space_limit,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                          env=session_home.environment(PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     assert found["hard"] == INHERITED_AS

@@ -18,6 +18,7 @@ from kernelpro.harness.judge import classify, judge, make_job
 from kernelpro.harness.sandbox import run_worker
 from kernelpro.harness.worker_handle import LongLivedWorker
 from tests.conftest import candidate, problem
+from tests.support import session_home
 
 PROBE = probe_worker_isolation()
 APPLIED = " ".join(PROBE.get("applied", []))
@@ -275,5 +276,5 @@ def test_the_judge_is_undumpable_once_it_judges(tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, "-c", UNDUMPABLE], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+                          timeout=120, env=session_home.environment(PYTHONPATH=str(root)))
     assert proc.stdout.split() == ["1", "0"], proc.stderr[-2000:]
