@@ -66,7 +66,7 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
         earlier, notes = JudgedBefore(), [f"earlier verdicts not used: {error}"]
     for variant in batch:
         stored = ctx.files.stored_result(variant.id, variant.source)
-        twin = tree.equivalent_of(variant.source, variant.origin)
+        twin = tree.equivalent_of(variant)
         if stored is not None:
             verdicts[variant.id] = (stored, " (recovered from the run directory)")
         elif twin is not None:  # its verdict stands, at no GPU cost; its profile too

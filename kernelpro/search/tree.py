@@ -22,10 +22,6 @@ from kernelpro.search.variant import Idea, Variant, normalised_source, variant_i
 __all__ = ["Idea", "Variant", "VariantTree", "normalised_source", "speedup_text", "variant_id"]
 
 
-def _recipe_set(origin: str) -> frozenset[str]:
-    return frozenset(origin.removeprefix("recipe:").split("+")) if origin.startswith("recipe:") else frozenset()
-
-
 class VariantTree:
     """The variants of one search, by id, with the queries the policies, prompts and report need."""
 
@@ -209,15 +205,17 @@ class VariantTree:
             return found[:n]
         return [*found[: n - 1], found[-1]]
 
-    def equivalent_of(self, source: str, origin: str = "") -> Variant | None:
-        """A judged candidate that is the same as this one: the same code once comments, docstrings and layout
-        are set aside, or the same recipes composed in another order."""
-        recipes = _recipe_set(origin)
-        key = normalised_source(source)
+    def equivalent_of(self, candidate: Variant) -> Variant | None:
+        """Another judged candidate that is the same as ``candidate``: what the judge runs is the same, that is
+        the same code once comments, docstrings and layout are set aside (``normalised_source``), the one test
+        of sameness. A recipe's code is rendered from all its ingredients in one order around one base module,
+        so the same recipes composed in another order are the same code, and a composed recipe is never the same
+        as one of its ingredients alone. The origin plays no part: a composed recipe's names only what it added."""
+        key = normalised_source(candidate.source)
         for variant in self.variants.values():
-            if variant.kind == "reference" or variant.result is None:
+            if variant.id == candidate.id or variant.kind == "reference" or variant.result is None:
                 continue
-            if (recipes and recipes == _recipe_set(variant.origin)) or normalised_source(variant.source) == key:
+            if normalised_source(variant.source) == key:
                 return variant
         return None
 

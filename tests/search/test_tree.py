@@ -138,16 +138,44 @@ def test_a_candidate_measured_slower_on_a_quiet_machine_is_no_finalist():
     assert ids["slow"] not in [v.id for v in tree.finalists(10)] and tree.get(ids["slow"]).measured_worse()
 
 
-def test_the_same_candidate_is_recognised_whatever_its_comments_or_recipe_order():
+def test_the_same_candidate_is_recognised_whatever_its_comments_or_layout():
     tree, ids = small_tree()
     source = tree.get(ids["fast"]).source
-    restyled = "# a comment the first did not have\n" + source.replace("\n\n\n", "\n\n")
+    restyled = tree.spawn(ids["root"], "# a comment the first did not have\n" + source.replace("\n\n\n", "\n\n"),
+                          "the same code again", "llm")
     assert tree.equivalent_of(restyled).id == ids["fast"]
-    assert tree.equivalent_of(source.replace("min=0.0", "min=0.5")) is None
-    recipe = tree.spawn(ids["root"], "# compiled\nclass ModelNew: pass\n", "two recipes", "recipe:tf32+compile", 1)
-    recipe.record(ok(1.2))
-    assert tree.equivalent_of("# other text\nclass ModelNew: pass\n", "recipe:compile+tf32").id == recipe.id
-    assert tree.equivalent_of("x = 1\nclass ModelNew: pass\n", "recipe:compile") is None
+    other = tree.spawn(ids["root"], source.replace("min=0.0", "min=0.5"), "another clamp", "llm")
+    assert tree.equivalent_of(other) is None
+    assert tree.equivalent_of(tree.get(ids["fast"])) is None  # a candidate is not its own twin
+
+
+def recipe_child(tree: VariantTree, parent: str, name: str, speedup: float | None = None) -> Variant:
+    """The child the recipe ``name`` makes at ``parent`` (as the loop spawns it), judged when ``speedup`` is given."""
+    from kernelpro.search.recipes import recipe_expansions
+
+    [recipe] = [r for r in recipe_expansions(tree, parent, "cpu") if r.name == name]
+    child = tree.spawn(parent, recipe.source, recipe.idea, recipe.origin)
+    if speedup is not None:
+        child.record(ok(speedup))
+    return child
+
+
+def test_a_composed_recipe_is_its_own_candidate_and_the_same_recipes_in_another_order_are_one():
+    """The origin of a composed recipe names only the ingredient it added: compile_default then single_thread is
+    ``recipe:single_thread``, like single_thread alone, yet its code holds both."""
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    root = tree.root.id
+    alone = recipe_child(tree, root, "single_thread", 0.69)
+    compiled = recipe_child(tree, root, "compile_default", 0.59)
+    composed = recipe_child(tree, compiled.id, "single_thread")
+    assert composed.origin == alone.origin == "recipe:single_thread"
+    assert tree.equivalent_of(composed) is None  # neither single_thread alone nor compile_default alone
+    composed.record(ok(0.8))
+    reordered = recipe_child(tree, alone.id, "compile_default")  # single_thread, then compile_default on top
+    assert tree.equivalent_of(reordered).id == composed.id
+    combined = recipe_child(tree, root, "inference_mode+single_thread", 1.3)  # one recipe of two at the root
+    assert tree.equivalent_of(recipe_child(tree, alone.id, "inference_mode")).id == combined.id
+    assert tree.equivalent_of(recipe_child(tree, compiled.id, "inference_mode")) is None
 
 
 def test_no_variant_is_best_on_a_problem_the_judge_found_degenerate():
