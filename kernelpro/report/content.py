@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from kernelpro.harness.result import headline
 from kernelpro.harness.stats import Measured
 from kernelpro.report.summary import RoleUsage, RunSummary
+from kernelpro.search import objective as objectives
 from kernelpro.search.objective import energy_text
 from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
@@ -149,12 +150,46 @@ def resources(run: RunSummary) -> list[tuple[str, str]]:
             ("Wall time", duration(run.wall_seconds))]
 
 
+# A correct verdict's call against the reference, as the report colours it: better, worse, or within the noise.
+_TONES = {"faster": "better", "less": "better", "slower": "worse", "more": "worse"}
+CONTENDED_NOTE = "timed on a busy machine (contended): not a figure to act on"
+
+
+def tone(data: dict | None, objective: str = "time") -> str:
+    """``better`` (faster; less energy or EDP), ``worse`` (slower; more) or ``same`` (within the noise, or too
+    uncertain to call) for a correct verdict under ``objective``; ``failed`` for any other."""
+    if not data or data.get("status") != "ok" or not data.get("correct"):
+        return "failed"
+    return _TONES.get(objectives.verdict(data, objective) or "", "same")
+
+
+def contended(data: dict | None) -> bool:
+    """The verdict was timed while other work loaded the machine: its call is not to be trusted."""
+    return bool((data or {}).get("contended"))
+
+
 @dataclass(frozen=True)
 class Step:
     """One variant as a step of the search: what led to it, what it tried, what came of it."""
 
     variant: Variant
     parent: Variant | None
+    objective: str = "time"
+
+    @property
+    def deciding(self) -> dict | None:
+        """The verdict its outcome ends with: the finalists' re-judgment when it gave figures, else the first."""
+        v = self.variant
+        return v.final if v.final and tone(v.final) != "failed" else v.result
+
+    @property
+    def tone(self) -> str:
+        """How its deciding verdict compares with the reference (``tone``); ``failed`` unless correct."""
+        return tone(self.deciding, self.objective)
+
+    @property
+    def contended(self) -> bool:
+        return contended(self.deciding)
 
     @property
     def outcome(self) -> str:
@@ -167,7 +202,8 @@ class Step:
                 again = speedup_text(final.get("speedup"), final.get("speedup_ci95"))
                 text = f"{text.rstrip()}; re-judged as a finalist: {again} {final.get('speed_verdict') or ''}"
             energy = energy_text(v.final or first)
-            return text.rstrip() + (f"; {energy}" if energy else "")
+            busy = f"; {CONTENDED_NOTE}" if self.contended else ""
+            return text.rstrip() + (f"; {energy}" if energy else "") + busy
         message = (v.result or {}).get("message", "") or v.failure
         return f"{v.verdict}" + (f": {headline(message, 200)}" if message else "")
 
@@ -194,4 +230,4 @@ class Step:
 def steps(tree: VariantTree) -> list[Step]:
     """Every variant but the reference, in the order the search made them."""
     ordered = sorted((v for v in tree if v.parent_id is not None), key=lambda v: (v.iteration, v.created_at))
-    return [Step(v, tree.get(v.parent_id) if v.parent_id else None) for v in ordered]
+    return [Step(v, tree.get(v.parent_id) if v.parent_id else None, tree.objective) for v in ordered]

@@ -19,14 +19,28 @@ table { border-collapse: collapse; margin: 0.5rem 0; } td, th { border: 1px soli
 th { background: #f4f4f4; text-align: left; }
 pre { background: #f7f7f7; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }
 .step { border-left: 3px solid #1f5fa8; padding-left: 0.8rem; margin: 1rem 0; }
-.ok { color: #2a9d3f; } .bad { color: #c62828; } img { max-width: 100%; }
+.ok, .better { color: #2a9d3f; } .bad { color: #c62828; } .worse { color: #d9480f; } .same { color: #757575; }
+.contended { font-style: italic; } img { max-width: 100%; }
+.tree { background: #f7f7f7; padding: 0.8rem; font-family: ui-monospace, monospace; font-size: 0.85rem;
+        white-space: pre-wrap; overflow-wrap: anywhere; }
+.wide { overflow-x: auto; max-width: 100%; }
 """
+
+
+def tree_html(text: str) -> str:
+    """The variant tree as a box its lines wrap inside: a long line goes on under its own text, past the branch
+    lines (a hanging indent), instead of running out of the box."""
+    lines = []
+    for line in text.splitlines():
+        indent = len(line) - len(line.lstrip("│├└─ "))
+        lines.append(f'<div style="padding-left: {indent}ch; text-indent: -{indent}ch">{escape(line)}</div>')
+    return '<div class="tree">' + "".join(lines) + "</div>"
 
 
 def _table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = None) -> str:
     head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>" if header else ""
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table>{head}{body}</table>"
+    return f'<div class="wide"><table>{head}{body}</table></div>'
 
 
 def render_html(run: RunSummary, tree: VariantTree, png: bytes) -> str:
@@ -37,15 +51,16 @@ def render_html(run: RunSummary, tree: VariantTree, png: bytes) -> str:
         f"<h1>kernelpro run {escape(run.run_id)}: {escape(run.problem)}</h1>",
         _table(content.overview(run, tree)),
         f'<img alt="speedup over iterations" src="data:image/png;base64,{base64.b64encode(png).decode()}">',
-        "<h2>Variants</h2>", f"<pre>{escape(tree.render_ascii())}</pre>", "<h2>Steps</h2>",
+        "<h2>Variants</h2>", tree_html(tree.render_ascii()), "<h2>Steps</h2>",
     ]
     for step in content.steps(tree):
         v = step.variant
-        verdict = "ok" if v.correct else "bad"
+        tone = "bad" if step.tone == "failed" else step.tone  # slower reads as worse, never as a success
+        tone += " contended" if step.contended else ""
         items = [f"<b>{escape(v.id)}</b> (iteration {v.iteration}, from {escape(v.parent_id or '')}, "
                  f"{escape(v.origin)}, {escape(v.kind)})"]
         for label, text in step.fields:
-            shown = f'<span class="{verdict}">{escape(text)}</span>' if label == "Outcome" else escape(text)
+            shown = f'<span class="{tone}">{escape(text)}</span>' if label == "Outcome" else escape(text)
             items.append(f"{label}: {shown}")
         parts.append('<div class="step">' + "<br>".join(items) + "</div>")
     energy = content.energy_rows(tree)

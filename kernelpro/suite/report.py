@@ -48,7 +48,7 @@ def _html_table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = No
     head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>" if header else ""
     body = "".join("<tr>" + "".join(f"<td>{c if i == raw_column else escape(str(c))}</td>"
                                     for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table>{head}{body}</table>"
+    return f'<div class="wide"><table>{head}{body}</table></div>'  # a wide table scrolls in its own box
 
 
 def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:

@@ -44,3 +44,60 @@ def test_the_best_line_rises_only_for_measurably_faster_candidates_and_never_fal
 def test_a_run_without_a_faster_candidate_keeps_its_best_at_the_reference():
     _, points = best_line(tree_of(0.43, 0.57))
     assert set(points[:, 1]) == {1.0}  # a slower candidate is never the best
+
+
+def judged_tree(*specs: tuple[float, str, bool]) -> VariantTree:
+    """One correct candidate per iteration: (speedup, the judge's call, timed on a busy machine)."""
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    for iteration, (speedup, call, busy) in enumerate(specs, start=1):
+        child = tree.spawn(tree.root.id, candidate("honest_scale_relu") + f"\n# {iteration}", f"idea {iteration}",
+                           "recipe:x", iteration)
+        child.record(EvalResult(status="ok", correct=True, speedup=speedup, speedup_ci95=[speedup, speedup],
+                                speed_verdict=call, contended=busy))
+    return tree
+
+
+def points_by_label(figure) -> dict[str, tuple[list[tuple[float, float]], tuple[float, ...]]]:
+    """Each labelled scatter of the figure: its points and its face colour."""
+    from matplotlib.colors import to_rgba
+
+    found = {}
+    for collection in figure.axes[0].collections:
+        faces = collection.get_facecolors()
+        colour = tuple(faces[0]) if len(faces) else to_rgba("none")
+        found[collection.get_label()] = ([tuple(p) for p in collection.get_offsets()], colour)
+    return found
+
+
+def test_a_slower_candidate_is_drawn_as_worse_not_as_a_success():
+    from matplotlib.colors import to_rgba
+
+    found = points_by_label(speedup_figure(judged_tree((1.6, "faster", False), (0.5, "slower", False),
+                                                       (1.0, "same", False))))
+    green = to_rgba("#2a9d3f")
+    assert found["faster"] == ([(1.0, 1.6)], green)
+    slower_points, slower_colour = found["slower"]
+    assert slower_points == [(2.0, 0.5)] and slower_colour != green
+    red, _, blue, _ = slower_colour
+    assert red > 0.8 and blue < 0.2  # red to orange: worse than the reference
+    same_points, (r, g, b, _) = found["same (within the noise)"]
+    assert same_points == [(3.0, 1.0)] and r == g == b  # grey: within the noise
+
+
+def test_the_legend_sits_beside_the_axes_over_no_line_or_point():
+    figure = speedup_figure(judged_tree((1.6, "faster", False), (0.5, "slower", False), (2.4, "faster", False)))
+    figure.draw_without_rendering()  # lays the figure out, as saving it does
+    axes = figure.axes[0]
+    legends = [*figure.legends, *filter(None, [axes.get_legend()])]
+    assert len(legends) == 1
+    box, plot_area = legends[0].get_window_extent(), axes.get_window_extent()
+    assert not box.overlaps(plot_area)
+    assert 0 <= box.x0 and box.x1 <= figure.bbox.x1  # and inside the figure, so the saved image shows it
+
+
+def test_points_timed_on_a_busy_machine_are_marked_and_the_legend_says_so():
+    figure = speedup_figure(judged_tree((1.6, "faster", False), (2.2, "faster", True), (1.0, "same", True)))
+    (label,) = [name for name in points_by_label(figure) if "contended" in name]
+    assert points_by_label(figure)[label][0] == [(2.0, 2.2), (3.0, 1.0)]
+    figure.draw_without_rendering()  # lays the figure out, as saving it does
+    assert label in [text.get_text() for legend in figure.legends for text in legend.get_texts()]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 from datetime import datetime, timedelta, timezone
+from html import escape
 
 from kernelpro.harness.result import EvalResult
 from kernelpro.report import RoleUsage, RunSummary, write_report
@@ -134,3 +135,51 @@ def test_the_compile_baselines_a_run_judged_are_in_its_overview_with_the_best_ag
             "incorrect; the best is 2.00x [1.82-2.20] the fastest (compile_default), the intervals combined |") in text
     run.baselines = {}
     assert "torch.compile baselines" not in write_report(run, tree, tmp_path / "none").markdown.read_text()
+
+
+def _colour_of(page: str, css_class: str) -> str:
+    """The colour the page's style gives ``css_class``."""
+    rules = re.findall(r"([^{}]+)\{\s*color:\s*(#[0-9a-f]{6});", page[page.index("<style>"):page.index("</style>")])
+    return next(colour for selectors, colour in rules
+                if f".{css_class}" in [s.strip() for s in selectors.split(",")])
+
+
+def test_each_outcome_is_coloured_by_its_call_slower_as_worse_and_busy_verdicts_are_marked(tmp_path):
+    tree = VariantTree.with_root(problem("scale_relu").source)
+    calls = {"faster": (1.6, False), "slower": (0.5, False), "same": (1.0, False), "uncertain": (1.3, True)}
+    for i, (call, (speedup, busy)) in enumerate(calls.items(), start=1):
+        child = tree.spawn(tree.root.id, candidate("honest_scale_relu") + f"\n# {i}", call, "llm", i)
+        child.record(EvalResult(status="ok", correct=True, speedup=speedup, speedup_ci95=[speedup * 0.9, speedup * 1.1],
+                                speed_verdict=call, contended=busy))
+    run = RunSummary(run_id="r3", problem="scale_relu", device="cpu", idea_source="llm", status="completed",
+                     started_at=datetime.now(timezone.utc))
+    paths = write_report(run, tree, tmp_path)
+    page = paths.html.read_text()
+
+    def tone(speedup_text: str) -> list[str]:
+        found = re.search(r'<span class="([a-z ]+)">correct, ' + re.escape(speedup_text), page)
+        assert found, speedup_text
+        return found.group(1).split()
+
+    assert tone("1.60x") == ["better"] and tone("0.50x") == ["worse"] and tone("1.00x") == ["same"]
+    assert tone("1.30x") == ["same", "contended"]
+    green, grey, worse = _colour_of(page, "better"), _colour_of(page, "same"), _colour_of(page, "worse")
+    assert worse not in (green, grey) and int(worse[1:3], 16) > 0xc0 and int(worse[5:7], 16) < 0x40  # red/orange
+    assert grey[1:3] == grey[3:5] == grey[5:7]
+    note = "timed on a busy machine (contended)"
+    assert page.count(note) == 1 and paths.markdown.read_text().count(note) == 1
+
+
+def test_the_variant_tree_wraps_inside_its_box_under_its_own_text(tmp_path):
+    run, tree, ids = run_and_tree()
+    tree.get(ids["graphed"]).idea = "a very long idea " * 10
+    page = write_report(run, tree, tmp_path).html.read_text()
+    style = page[page.index("<style>"):page.index("</style>")]
+    rule = re.search(r"\.tree \{([^}]*)\}", style)
+    assert rule and "white-space: pre-wrap" in rule.group(1) and "overflow-wrap: anywhere" in rule.group(1)
+    box = page[page.index('<div class="tree">'):page.index("<h2>Steps</h2>")]
+    lines = tree.render_ascii().splitlines()
+    assert len(lines) == 4 and box.count("<div style=") == len(lines)
+    deepest = next(line for line in lines if ids["graphed"] in line)
+    indent = deepest.index(ids["graphed"])
+    assert f'<div style="padding-left: {indent}ch; text-indent: -{indent}ch">{escape(deepest)}</div>' in box
