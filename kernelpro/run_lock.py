@@ -33,16 +33,15 @@ class RunLock:
 
     @classmethod
     def acquire(cls, directory: Path, what: str) -> RunLock:
-        """Take ``directory``'s lock at once, or raise ``RunBusy`` naming the process that holds it."""
+        """Take ``directory``'s lock now (an instant's holder waited out), or raise ``RunBusy`` naming the process
+        that holds it."""
         path = Path(directory) / LOCK_NAME
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _take(fd, fcntl.LOCK_EX):
             holder = _holder(fd)
             os.close(fd)
             raise RunBusy(f"{what} is being run by another process{holder}; wait for it to end or stop it, "
-                          "then resume") from None
+                          "then resume")
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                                  "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}).encode())
@@ -52,6 +51,35 @@ class RunLock:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def is_held(directory: Path) -> bool:
+    """Whether a live process drives ``directory`` now. It asks by taking the lock shared for an instant, which a
+    driver's ``acquire`` waits out. A directory without a lock file was never driven; one whose lock file cannot
+    be read is taken as driven, since nothing says otherwise."""
+    try:
+        fd = os.open(Path(directory) / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    try:
+        return not _take(fd, fcntl.LOCK_SH, tries=1)
+    finally:
+        os.close(fd)  # and with it the shared lock, if it was had
+
+
+def _take(fd: int, mode: int, tries: int = 20) -> bool:
+    """``flock`` without blocking, tried again for up to a tenth of a second: a holder for an instant (``is_held``
+    asking) is waited out, a driver is not."""
+    for attempt in range(tries):
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if attempt + 1 < tries:
+                time.sleep(0.005)
+    return False
 
 
 def _holder(fd: int) -> str:

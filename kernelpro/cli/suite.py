@@ -7,6 +7,7 @@ Part of the command-line layer: it chooses the suite directory, prints, and star
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import Annotated, Optional
@@ -168,19 +169,26 @@ def status(
     """Where a suite stands, while it runs or after: each problem's state, the scores so far."""
     from kernelpro.suite.driver import summary
     from kernelpro.suite.layout import open_suite
-    from kernelpro.suite.ledger import LedgerError
+    from kernelpro.suite.ledger import INTERRUPTED, LedgerError, seen_state
     from kernelpro.suite.report_energy import energy_pair, shows_energy
     from kernelpro.suite.scores import suite_scores
 
+    settings = load_settings()
     try:
-        paths, ledger = open_suite(runs_dir or load_settings().runs_dir, suite_id)
+        paths, ledger = open_suite(runs_dir or settings.runs_dir, suite_id)
     except LedgerError as error:
         fail(str(error))
+    driven = ledger.driven()  # a driver killed outright left "running" behind: nothing runs it now
     suite = ledger.suite()
-    result = summary(paths, ledger, suite["status"], suite.get("stop_reason") or "")
+    shown = seen_state(suite["status"], driven)
+    result = summary(paths, ledger, shown, suite.get("stop_reason") or "")
     rows = ledger.problems()
+    states = {row.key: seen_state(row.state, driven) for row in rows}
+    resume = _resume_command(suite_id, runs_dir, settings.runs_dir)
     if as_json:
-        result["states"] = {row.key: row.state for row in rows}
+        result["states"] = states
+        if INTERRUPTED in (shown, *states.values()):
+            result["resume"] = resume
         print(json.dumps(result))
         return
     from kernelpro.harness.stats import speedup_text
@@ -191,14 +199,24 @@ def status(
                   *(("J/call (reference -> best)", "W (reference -> best)") if energy else ()), "note")
     for row, score in zip(rows, scores, strict=True):
         best = speedup_text(score.speedup, score.speedup_ci95) if score.speedup else "-"
-        table.add_row(row.key, row.state, row.lane or "-", str(row.attempts), best,
+        table.add_row(row.key, states[row.key], row.lane or "-", str(row.attempts), best,
                       *(energy_pair(row) if energy else ()),
                       escape((row.failure or (row.result or {}).get("stop_reason") or "")[:80]))
     console = Console()
     console.print(table)
-    console.print(f"{suite_id} ({result['objective']}): {suite['status']}; {result['finished']}/"
+    console.print(f"{suite_id} ({result['objective']}): {shown}; {result['finished']}/"
                   f"{result['problems']} finished, {result['improved']} improved, {_headline_scores(result)}",
                   soft_wrap=True)
+    if INTERRUPTED in (shown, *states.values()):
+        console.print(f"[yellow]no process runs this suite any more (its driver was killed or its machine went "
+                      f"down); what it finished is kept. Resume with: {escape(resume)}[/]", soft_wrap=True)
+
+
+def _resume_command(suite_id: str, runs_dir: Optional[Path], default_runs_dir: Path) -> str:
+    """The command that goes on with the suite, naming its runs directory when it is not the default."""
+    elsewhere = runs_dir is not None and Path(runs_dir) != Path(default_runs_dir)
+    where = f" --runs-dir {shlex.quote(str(runs_dir))}" if elsewhere else ""
+    return f"kernelpro suite run --resume {suite_id}{where}"
 
 
 def _headline_scores(result: dict) -> str:

@@ -4,7 +4,8 @@ It holds the suite's configuration and status and, per problem, its state (``pen
 baselines, then its optimisation) -> ``done`` or ``failed``), the run id its optimisation runs under (chosen
 before the run starts, so a killed suite resumes that very run), its baselines, its result and its spend. Every
 change is one short transaction in WAL mode, so ``suite status`` and ``suite report`` read it while the suite
-runs.
+runs. Whether the suite still runs is not the ledger's word alone: a driver killed outright leaves ``running``
+behind, so readers ask ``driven`` (is the driver's lock held?) and show such rows as ``interrupted``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelpro import run_lock
 from kernelpro.suite.sources import ProblemRef
 
 SCHEMA = """
@@ -34,6 +36,9 @@ CREATE TABLE IF NOT EXISTS pruned (path TEXT PRIMARY KEY, problem TEXT, action T
 """
 STATES = ("pending", "running", "done", "failed")
 UNFINISHED = ("pending", "running")
+INTERRUPTED = "interrupted"
+"""Shown, never stored: what the ledger calls ``running`` (a problem, or the suite) once no live process drives
+the suite (its driver was killed, or its machine went down), so nothing is running it any more."""
 
 
 class LedgerError(ValueError):
@@ -74,6 +79,11 @@ class ProblemRow:
     @property
     def finished(self) -> bool:
         return self.state in ("done", "failed")
+
+
+def seen_state(state: str, driven: bool) -> str:
+    """A stored state as it is shown: ``running`` without a live driver is ``interrupted``."""
+    return INTERRUPTED if state == "running" and not driven else state
 
 
 class Ledger:
@@ -121,6 +131,11 @@ class Ledger:
         return ledger
 
     # -- the suite --------------------------------------------------------------------------------------------
+    def driven(self) -> bool:
+        """Whether a live process drives this suite now: the driver's lock on its directory is held
+        (``run_lock``), which the kernel lets go however the driver dies, a ``kill -9`` included."""
+        return run_lock.is_held(self.path.parent)
+
     def suite(self) -> dict[str, Any]:
         with self._connect() as conn:
             row = conn.execute("SELECT * FROM suite").fetchone()

@@ -6,6 +6,7 @@ Everything from the problems (keys, failure messages) is escaped in the HTML.
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from html import escape
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from kernelpro.suite.baselines import compile_baselines
 from kernelpro.suite.device_time import device_time, device_time_rows, judged_verdicts
 from kernelpro.suite.driver import summary
 from kernelpro.suite.layout import SuitePaths
-from kernelpro.suite.ledger import Ledger
+from kernelpro.suite.ledger import Ledger, seen_state
 from kernelpro.suite.plots import fast_p_png, histogram_png
 from kernelpro.suite.report_energy import ENERGY_HEADER, energy_cells, shows_energy
 from kernelpro.suite.scores import suite_scores
@@ -52,8 +53,8 @@ def _html_table(rows: list[tuple[str, ...]], header: tuple[str, ...] | None = No
 
 
 def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
-    suite = ledger.suite()
-    data = summary(paths, ledger, suite["status"], suite.get("stop_reason") or "")
+    suite, driven = ledger.suite(), ledger.driven()  # "running" with its driver gone reads as interrupted
+    data = summary(paths, ledger, seen_state(suite["status"], driven), suite.get("stop_reason") or "")
     rows = ledger.problems()
     scores, problems = suite_scores(rows)
     against_compile = bool(compile_baselines(suite["config"].get("baselines", [])))
@@ -63,7 +64,8 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     (paths.root / "fast_p.png").write_bytes(curve)
     (paths.root / "speedups.png").write_bytes(histogram)
     overview = content.overview(data, suite["config"], rows)
-    table, problem_header = content.problem_rows(rows, problems), content.PROBLEM_HEADER
+    shown = [replace(row, state=seen_state(row.state, driven)) for row in rows]
+    table, problem_header = content.problem_rows(shown, problems), content.PROBLEM_HEADER
     if shows_energy(suite["config"], rows):  # joules and watts beside time, right after the speedups
         at = problem_header.index("vs compile") + 1
         problem_header = (*problem_header[:at], *ENERGY_HEADER, *problem_header[at:])

@@ -3,6 +3,7 @@ the lock dies with its holder, however it dies, so a resume after a SIGKILL goes
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from kernelpro.cli import app
 from kernelpro.graphs.run_files import RunFiles
 from kernelpro.run_lock import RunBusy, RunLock
+from kernelpro.suite.report import write_suite_report
 from tests.suite.helpers import ledger_with, run_summary
 
 HOLD = ("import sys, time\nfrom kernelpro.run_lock import RunLock\nRunLock.acquire(sys.argv[1], 'it')\n"
@@ -83,3 +85,31 @@ def test_suite_resume_of_a_suite_another_process_drives_is_refused(tmp_path):
         killed(holder)
     assert result.exit_code == 2, result.output
     assert f"suite {paths.suite_id} is being run by another process (pid {holder.pid}" in result.output
+
+
+def test_suite_status_tells_a_running_problem_from_one_whose_driver_was_killed(tmp_path):
+    paths, ledger = ledger_with(tmp_path, {"a": {"result": run_summary(True, 2.0)}, "b": {"state": "running"},
+                                           "c": {"state": "pending"}})
+    status = ["suite", "status", paths.suite_id, "--runs-dir", str(tmp_path)]
+    driver = hold(paths.root)
+    try:
+        live = CliRunner().invoke(app, [*status, "--json"])
+        shown = CliRunner().invoke(app, status, env={"COLUMNS": "250"})
+    finally:
+        killed(driver)  # kill -9: the ledger still says running
+    assert json.loads(live.stdout)["states"] == {"a": "done", "b": "running", "c": "pending"}
+    assert json.loads(live.stdout)["status"] == "running" and "resume" not in json.loads(live.stdout)
+    assert "interrupted" not in shown.output and "Resume with" not in shown.output
+
+    dead = CliRunner().invoke(app, [*status, "--json"])
+    data = json.loads(dead.stdout)
+    assert data["states"] == {"a": "done", "b": "interrupted", "c": "pending"} and data["status"] == "interrupted"
+    assert data["resume"] == f"kernelpro suite run --resume {paths.suite_id} --runs-dir {tmp_path}"
+    text = CliRunner().invoke(app, status, env={"COLUMNS": "250"}).output
+    assert next(line for line in text.splitlines() if "│ b " in line).split("│")[2].strip() == "interrupted"
+    assert f"{paths.suite_id} (time): interrupted;" in text
+    assert f"Resume with: kernelpro suite run --resume {paths.suite_id} --runs-dir {tmp_path}" in text
+    assert ledger.problem("b").state == "running"  # shown, never written: the resume finds the run it left
+    assert not ledger.driven()
+    md = write_suite_report(paths, ledger)[1].read_text()
+    assert "| Status | interrupted |" in md and "| b | interrupted |" in md
