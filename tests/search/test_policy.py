@@ -199,3 +199,53 @@ def test_parameters_are_checked():
         MCTS(best_weight=2.0)
     with pytest.raises(ValueError):
         Beam(width=0)
+
+
+def recipes_tree() -> tuple[VariantTree, list[Idea]]:
+    """scale_relu's reference with its CPU recipes planned, as the loop queues them."""
+    from kernelpro.search.recipes import recipe_expansions
+
+    tree = fresh_tree()
+    found = recipe_expansions(tree, tree.root.id, "cpu")
+    planned = [Idea(title=r.name, description=r.idea, origin=r.origin, source=r.source) for r in found]
+    tree.add_ideas(tree.root.id, rank_priors(planned, base=[r.prior for r in found]))
+    return tree, list(tree.root.ideas)
+
+
+def try_recipe(tree: VariantTree, idea: Idea, speedup: float) -> str:
+    """The root's recipe ``idea`` spawned and judged at ``speedup`` on a quiet machine."""
+    child = tree.spawn_from(tree.root.id, idea)
+    verdict = "faster" if speedup > 1.05 else "slower" if speedup < 0.95 else "same"
+    tree.record(child.id, EvalResult(status="ok", correct=True, speedup=speedup,
+                                     speedup_ci95=[speedup * 0.97, speedup * 1.03], speed_verdict=verdict))
+    return child.id
+
+
+def test_the_recipes_policy_tries_the_references_recipes_before_composing_on_a_loser():
+    """Four of scale_relu's seven CPU recipes judged slower: the root is then at its widening allowance and a dead
+    end by the rules' count, yet its three untried recipes come before any composition on a slower variant."""
+    tree, planned = recipes_tree()
+    assert len(planned) == 7
+    slower = [try_recipe(tree, idea, s) for idea, s in zip(planned, (0.59, 0.54, 0.69, 0.0074), strict=False)]
+    policy = build_policy("recipes", SearchSettings(), uses_llm=False)
+    proposed = policy.propose(tree, 4)
+    assert [e.parent_id for e in proposed] == [tree.root.id] * 3  # not a plan for the 0.69x variant
+    assert [e.idea.title for e in proposed] == [i.title for i in planned[4:]]
+    for expansion in proposed:
+        try_recipe(tree, expansion.idea, 0.8)
+    tree.add_ideas(tree.root.id, [])  # planned again: nothing left at the root, which is spent
+    (request,) = policy.propose(tree, 4)  # only now is a slower variant composed upon: the fastest of them
+    assert request.idea is None and request.parent_id not in slower and tree.get(request.parent_id).speedup == 0.8
+
+
+def test_the_recipes_policy_composes_on_a_winner_before_the_references_other_recipes():
+    tree, planned = recipes_tree()
+    winner = try_recipe(tree, planned[0], 1.4)
+    loser = try_recipe(tree, planned[1], 0.6)
+    policy = build_policy("recipes", SearchSettings(), uses_llm=False)
+    (request,) = policy.propose(tree, 4)
+    assert (request.parent_id, request.idea) == (winner, None)  # the winner's recipes are planned first
+    tree.add_ideas(winner, ideas("on top", "another on top"))
+    proposed = policy.propose(tree, 4)
+    assert loser not in {e.parent_id for e in proposed}
+    assert [e.parent_id for e in proposed] == [winner, winner, tree.root.id, tree.root.id]
