@@ -5,6 +5,7 @@ Part of the command-line layer: it chooses the thread, opens the SQLite checkpoi
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -12,7 +13,10 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import durations, gpu_name
@@ -21,23 +25,41 @@ from kernelpro.problem import ProblemError, load_problem
 
 NO_MODEL_NOTICE = """\
 No language model is configured, so the chat cannot answer in words. The direct commands still work: /judge FILE,
-/profile [FILE], /diff, /save NAME, /budget. To talk, pass --model or configure one, then resume this thread:
+/profile [FILE], /diff, /save NAME, /budget. To talk, resume this thread with a model:
+  {resume} --model MODEL
+or configure one as below and resume it with: {resume}
 {how}"""
 
 
+def resume_command(thread_id: str, chats_dir: Path, default_dir: Path) -> str:
+    """The command that resumes the thread, naming its chats directory when it is not the default."""
+    where = f" --chats-dir {shlex.quote(str(chats_dir))}" if Path(chats_dir) != Path(default_dir) else ""
+    return f"kernelpro chat --thread {shlex.quote(thread_id)}{where}"
+
+
 def list_threads(chats_dir: Path, console: Console) -> None:
+    """The saved threads, each id whole (it is what ``--thread`` takes): a table where it fits the width whole,
+    else one thread a paragraph, its id on a line of its own."""
     from kernelpro.chat.files import list_threads as threads
 
     found = threads(chats_dir)
     if not found:
         console.print(f"no chat threads in {chats_dir}")
         return
+    rows = [(meta["thread_id"], meta.get("created", ""), Path(meta.get("problem_path", "")).name,
+             Path(meta["candidate_path"]).name if meta.get("candidate_path") else "", meta.get("device", ""),
+             meta.get("model") or "none") for meta in found]
     table = Table("thread", "created", "problem", "started with", "device", "model")
-    for meta in found:
-        table.add_row(meta["thread_id"], meta.get("created", ""), Path(meta.get("problem_path", "")).name,
-                      Path(meta["candidate_path"]).name if meta.get("candidate_path") else "",
-                      meta.get("device", ""), meta.get("model") or "none")
-    console.print(table)
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    if Measurement.get(console, console.options.update_width(10**6), table).maximum <= console.width:  # all whole
+        console.print(table)
+        return
+    for thread, created, problem, candidate, device, model in rows:
+        console.print(f"[bold]{escape(thread)}[/]", soft_wrap=True, highlight=False)
+        said = f"created {created}, problem {problem}" + (f", started with {candidate}" if candidate else "") + \
+            f", on {device}, model {model}"
+        console.print(Padding(Text(said), (0, 0, 0, 2), expand=False), highlight=False)
 
 
 def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Optional[str], device: str,
@@ -94,6 +116,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
         except ValueError as error:
             _fail(str(error))
 
+    resume = resume_command(files.thread_id, chats_dir, settings.chat.dir)
     conn = sqlite3.connect(files.checkpoint, check_same_thread=False)
     session = None
     try:
@@ -115,11 +138,12 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
         if session.tool_calling:
             console.print(f"the chat calls tools by {escape(session.tool_calling)}", soft_wrap=True)
         if not llm_configured(settings):
-            console.print(f"[yellow]{escape(NO_MODEL_NOTICE.format(how=HOW_TO_CONFIGURE))}[/]", soft_wrap=True)
+            console.print(f"[yellow]{escape(NO_MODEL_NOTICE.format(resume=resume, how=HOW_TO_CONFIGURE))}[/]",
+                          soft_wrap=True)
         from kernelpro.cli.chat_terminal import ChatTerminal
 
         ChatTerminal(console, session, graph, config).loop()
-        console.print(f"thread saved; resume with: kernelpro chat --thread {files.thread_id}", soft_wrap=True)
+        console.print(f"thread saved; resume with: {escape(resume)}", soft_wrap=True)
     finally:
         if session is not None:
             session.close()  # stops the chat's judging worker

@@ -119,6 +119,10 @@ def test_without_a_model_the_chat_says_so_and_a_thread_resumes_with_its_budgets(
                                 "--chats-dir", str(chats), "--gpu-budget", "5m"], input="hello\n/diff\n/quit\n")
     assert first.exit_code == 0, first.output
     assert "No language model is configured" in first.output and "/judge FILE" in first.output
+    resume = f"kernelpro chat --thread t1 --chats-dir {chats}"
+    assert f"resume this thread with a model:\n  {resume} --model MODEL\n" in first.output
+    assert f"configure one as below and resume it with: {resume}\n" in first.output
+    assert f"thread saved; resume with: {resume}\n" in first.output
     assert "not judged yet" in first.output  # /diff: the candidate given, beside no verdict yet
     assert json.loads((chats / "t1" / "thread.json").read_text())["candidate_path"] == str(HONEST_FILE)
 
@@ -127,3 +131,24 @@ def test_without_a_model_the_chat_says_so_and_a_thread_resumes_with_its_budgets(
     assert "resumed after 1 messages" in again.output and "of 300 s" in again.output
     listed = runner.invoke(app, ["chat", "--list", "--chats-dir", str(chats)])
     assert "t1" in listed.output and "scale_relu.py" in listed.output
+
+
+def test_the_thread_list_prints_every_id_whole_however_narrow_the_terminal(tmp_path):
+    from typer.testing import CliRunner
+
+    from kernelpro.chat.files import ChatFiles
+    from kernelpro.cli.main import app
+
+    chats = tmp_path / "chats"
+    ids = ["20261207-162438-19_ConvTranspose2d_GELU_GroupNorm_Tanh-54fb", "t1"]
+    for thread, model in zip(ids, ["anthropic/claude-sonnet-4-5", None], strict=True):
+        ChatFiles.create(chats, thread, {"problem_path": str(PROBLEM), "device": "cpu", "model": model,
+                                         "candidate_path": str(HONEST_FILE)})
+    for columns in (40, 80, 250):
+        listed = CliRunner().invoke(app, ["chat", "--list", "--chats-dir", str(chats)],
+                                    env={"COLUMNS": str(columns), "HOME": str(tmp_path)})
+        assert listed.exit_code == 0, listed.output
+        words = {word.strip("│┃") for line in listed.output.splitlines() for word in line.split()}
+        assert set(ids) <= words, (columns, listed.output)
+        assert "scale_relu.py" in listed.output and "anthropic/claude-sonnet-4-5" in listed.output
+        assert "…" not in listed.output  # nothing else cut either
