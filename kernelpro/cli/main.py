@@ -16,12 +16,14 @@ import typer
 import kernelpro
 from kernelpro.cli import chat, data, doctor, eval, forecast, mcp, memory, optimize, profile, suite
 from kernelpro.cli.help_format import install as install_help_format
-from kernelpro.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, OK
+from kernelpro.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, MEANINGS, OK
 
 install_help_format()
 
-app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", no_args_is_help=True,
-                  pretty_exceptions_enable=False)
+EXIT_CODES_HELP = "Exit codes: " + ", ".join(f"{code} {meaning}" for code, meaning in sorted(MEANINGS.items())) + "."
+
+app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", epilog=EXIT_CODES_HELP,
+                  no_args_is_help=True, pretty_exceptions_enable=False)
 for group in (eval, doctor, memory, profile, optimize, suite, chat, mcp, forecast, data):
     group.register(app)
 
@@ -37,11 +39,7 @@ def _options(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print kernelpro's version and exit.")] = False,
 ) -> None:
-    """kernelpro: make GPU kernels faster, with a judge you can trust.
-
-    Exit codes: 0 ok, 1 internal error (a bug), 2 bad input, 3 no improvement (keep the reference), 4 failed
-    (a run that can be resumed, a missing requirement, nothing measured), 130 interrupted.
-    """
+    """kernelpro: make GPU kernels faster, with a judge you can trust (the exit codes close its help)."""
 
 
 def run(argv: Sequence[str] | None = None, command: typer.Typer = app) -> int:

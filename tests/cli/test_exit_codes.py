@@ -150,3 +150,17 @@ def test_a_new_run_adopts_earlier_verdicts_and_answers_their_code_from_them(tmp_
     assert "(the same code as the suite's baseline: its verdict, not judged again)" in result.output
     [run_dir] = runs.iterdir()
     assert (run_dir / FILE_NAME).read_text() == (tmp_path / "verdicts.jsonl").read_text()
+
+
+def test_the_top_level_help_lists_every_exit_code_there_is():
+    from kernelpro import exit_codes
+
+    statuses = {value for name, value in vars(exit_codes).items() if name.isupper() and isinstance(value, int)}
+    assert statuses == set(exit_codes.MEANINGS) and {0, 1, 2, 3, 4, 5, 130} <= statuses  # each has its words
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "300"}, terminal_width=300)
+    assert result.exit_code == OK
+    text = " ".join(result.output.split())
+    listed = text[text.index("Exit codes: "):]
+    for code, meaning in exit_codes.MEANINGS.items():
+        assert f" {code} {meaning}" in listed
+    assert "5 setup failed" in listed
