@@ -158,7 +158,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         if forecaster_calling := getattr(getattr(context.gate, "forecaster", None), "tool_calling", ""):
             out.print(f"the forecaster calls tools by {escape(forecaster_calling)}", soft_wrap=True)
         judge_run_baselines(out, context, files, baselines_wanted, settings, device)
-        progress = Progress(out, budgets.max_iters)
+        progress = Progress(out, budgets.max_iters, device, previous)
         # A run killed before its first step checkpointed starts from the beginning.
         feed: Any = None if resume and previous else {"run_id": run_id}
         if resume and previous and not graph.get_state(config).next:  # it ended: stopped, or a budget spent

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -15,21 +16,28 @@ from rich.markup import escape
 
 
 class Progress:
-    """One line per step on the terminal: the node, what happened, best speedup so far, spend."""
+    """One line per step on the terminal: the node, what happened (each candidate named by its recipe or idea
+    beside its id), best speedup so far, candidates judged, spend (GPU time only where a GPU judges).
 
-    def __init__(self, console: Console, max_iters: int) -> None:
-        self.console, self.max_iters = console, max_iters
+    ``state``: the run's state so far, when it is resumed, so the counts go on from where it stopped."""
+
+    def __init__(self, console: Console, max_iters: int, device: str = "cuda",
+                 state: dict[str, Any] | None = None) -> None:
+        self.console, self.max_iters, self.on_gpu = console, max_iters, device != "cpu"
         self.best: tuple[str, float, list[float] | None] | None = None  # id, speedup, its interval
         self.judged, self.usd, self.gpu_s = 0, 0.0, 0.0
+        self.names: dict[str, str] = {}  # variant id -> its recipe's or idea's name
+        if state:
+            self._take(state)
 
-    def update(self, node: str, values: dict[str, Any]) -> None:
-        if not isinstance(values, dict):
-            return
+    def _take(self, values: dict[str, Any]) -> None:
         from kernelpro.graphs.views import judged_count
-        from kernelpro.search.tree import Variant, speedup_text
+        from kernelpro.search.tree import Variant
 
         for data in (values.get("variants") or {}).values():
             variant = Variant.model_validate(data)
+            if name := variant_name(variant):
+                self.names[variant.id] = name
             if variant.improves and (self.best is None or (variant.deciding_speedup or 0.0) > self.best[1]):
                 self.best = (variant.id, variant.deciding_speedup or 0.0, variant.speedup_ci95)
         if "iteration" in values:  # a candidate answered from an earlier verdict is not one judged
@@ -37,11 +45,36 @@ class Progress:
         self.gpu_s += values.get("gpu_s", 0.0) or 0.0
         if values.get("usage"):
             self.usd = values["usage"].get("total", {}).get("cost_usd", self.usd)
-        best = f"{speedup_text(self.best[1], self.best[2])} ({self.best[0]})" if self.best else "none faster yet"
+
+    def update(self, node: str, values: dict[str, Any]) -> None:
+        if not isinstance(values, dict):
+            return
+        from kernelpro.search.tree import speedup_text
+
+        self._take(values)
+        best = f"{speedup_text(self.best[1], self.best[2])} ({self.named(self.best[0])})" if self.best else \
+            "none faster yet"
+        gpu = f" | GPU {self.gpu_s:.0f} s" if self.on_gpu else ""
         for event in values.get("events") or []:
-            self.console.print(f"[bold cyan]{node:>11}[/] {escape(without_node(node, event))}  [dim]| best {best} | "
-                               f"{self.judged}/{self.max_iters} judged | ${self.usd:.3f} | GPU {self.gpu_s:.0f} s[/]",
+            self.console.print(f"[bold cyan]{node:>11}[/] {escape(self.named(without_node(node, event)))}  [dim]| "
+                               f"best {best} | {self.judged}/{self.max_iters} judged | ${self.usd:.3f}{gpu}[/]",
                                soft_wrap=True, highlight=False)
+
+    def named(self, text: str) -> str:
+        """``text`` with each candidate's id followed by its name, the first time the id appears."""
+        for variant_id, name in self.names.items():
+            text = re.sub(rf"(?<![\w-]){re.escape(variant_id)}(?![\w-])", f"{variant_id} ({name})", text, count=1)
+        return text
+
+
+def variant_name(variant: Any) -> str:
+    """A candidate's short name: its recipe's, or its idea's title (an idea reads "title: description")."""
+    if variant.kind == "reference":
+        return ""
+    if variant.origin.startswith("recipe:"):
+        return variant.origin.removeprefix("recipe:")
+    title = variant.idea.split(": ", 1)[0].strip()
+    return title if len(title) <= 48 else title[:47].rstrip() + "…"
 
 
 def without_node(node: str, event: str) -> str:
@@ -90,19 +123,31 @@ def _edited_candidate(console: Console, source: str, editor: str | None) -> dict
         edited = _in_editor(editor, source, ".py")
         if edited is None:
             console.print("nothing changed; the candidate stays as it was")
-        return {"action": "edit", "source": edited} if edited is not None else None
+            return None
+        return _took(console, edited, f"your editor ({editor})")
     while True:
         answer = _prompt("file with the edited candidate (empty: back)", default="", show_default=False).strip()
         if not answer:
             return None
         path = Path(answer).expanduser()
         try:
-            return {"action": "edit", "source": path.read_text()}
+            edited = path.read_text()
         except (OSError, UnicodeDecodeError) as error:  # a typo costs one question, never the run
             reason = "it is a directory" if path.is_dir() else "no such file" if not path.exists() else \
                 f"{type(error).__name__}: {error}"
             console.print(f"[red]cannot read {escape(str(path))}:[/] {escape(reason)}; give another path",
                           soft_wrap=True)
+            continue
+        if not edited.strip():
+            console.print(f"[red]{escape(str(path))} is empty;[/] give another path", soft_wrap=True)
+            continue
+        return _took(console, edited, str(path))
+
+
+def _took(console: Console, source: str, where: str) -> dict[str, Any]:
+    """The edit as the answer, confirmed: the code judged is this one (kept in the run, judged on --resume)."""
+    console.print(f"took your edit: {len(source.splitlines())} lines from {escape(where)}", soft_wrap=True)
+    return {"action": "edit", "source": source}
 
 
 def _edited_plan(console: Console, ideas: list[dict[str, Any]], editor: str | None) -> dict[str, Any] | None:

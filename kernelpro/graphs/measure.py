@@ -16,9 +16,10 @@ from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of
 from kernelpro.graphs.state import OptimizeState
+from kernelpro.graphs.time_budget import run_time_budget
 from kernelpro.graphs.views import describe_result
 from kernelpro.harness.ports import Proposal
-from kernelpro.harness.result import EvalResult
+from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult
 from kernelpro.search.tree import Variant, normalised_source
 
 
@@ -82,19 +83,40 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
         else:
             ctx.files.write_source(variant.id, variant.source)
             todo.setdefault(normalised_source(variant.source), []).append(variant)
-    firsts = [group[0] for group in todo.values()]
+    groups, unjudged, until = list(todo.values()), [], None
+    if (budget := run_time_budget(state, ctx, tree)) is not None:  # the code is written; its judgment must fit
+        if budget.costs.measured and groups:
+            fits = budget.batch(len(groups), len(tree.finalists(ctx.settings.search.finalists)), True)
+            if fits < len(groups):
+                notes.append(budget.not_started(f"the judgment of {len(groups) - fits} written candidate(s)") +
+                             "; kernelpro optimize --resume judges them")
+            groups, unjudged = groups[:fits], [v for group in groups[fits:] for v in group]
+        until = budget.in_flight_until()
+    firsts = [group[0] for group in groups]
 
     def keep(index: int, result: EvalResult) -> None:  # each verdict on disk as it comes: a kill mid-batch
-        ctx.files.store_result(firsts[index].id, result)  # costs only the candidates still being judged
+        if result.reason != CUT_AT_DEADLINE:  # costs only the candidates still being judged
+            ctx.files.store_result(firsts[index].id, result)
 
-    fresh = ctx.evaluate.judge_many(ctx.problem, [v.source for v in firsts], on_verdict=keep) if firsts else []
+    fresh = ctx.evaluate.judge_many(ctx.problem, [v.source for v in firsts], on_verdict=keep, until=until) \
+        if firsts else []
     gpu_s = sum(r.device_s for r in fresh) if ctx.device == "cuda" else 0.0
-    for group, result in zip(todo.values(), fresh, strict=True):
+    for group, result in zip(groups, fresh, strict=True):
+        if result.reason == CUT_AT_DEADLINE:  # the budget's end stopped it: no verdict, judged on --resume
+            unjudged += group
+            continue
         verdicts[group[0].id] = (result, "")
         for twin in group[1:]:
             verdicts[twin.id] = (answered(result, group[0].id),
                                  f" (the same candidate as {group[0].id}: its verdict, not judged again)")
-    events, iteration = [*notes, *record_judged(ctx, firsts, fresh)], state.get("iteration", 0)
+    if stopped := [v.id for v, r in zip(firsts, fresh, strict=True) if r.reason == CUT_AT_DEADLINE]:
+        notes.append(f"time budget: stopped at the budget's end, not judged: {', '.join(stopped)}; "
+                     "kernelpro optimize --resume judges them")
+    measured = [(v, r) for v, r in zip(firsts, fresh, strict=True) if r.reason != CUT_AT_DEADLINE]
+    events = [*notes, *record_judged(ctx, [v for v, _ in measured], [r for _, r in measured])]
+    iteration = state.get("iteration", 0)
+    left = {v.id for v in unjudged}
+    batch = [v for v in batch if v.id not in left]  # left pending: the run's end marks them cut short
     for variant in batch:
         result, note = verdicts[variant.id]
         iteration += 1

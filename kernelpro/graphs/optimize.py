@@ -28,6 +28,7 @@ from kernelpro.graphs.measure import gate, judge, profile
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.resume import CUT_SHORT
 from kernelpro.graphs.state import OptimizeState
+from kernelpro.graphs.time_budget import run_time_budget
 from kernelpro.graphs.views import best_under_objective, judged_count, stop_reason
 from kernelpro.search.tree import VariantTree, speedup_text
 
@@ -67,8 +68,14 @@ def select(state: OptimizeState, runtime: Ctx) -> Command[Literal["plan", "code"
         reason, status = stop
         return Command(goto="finish", update={"stop_reason": reason, "status": status})
     tree = tree_of(state)
-    room = ctx.budgets.max_iters - judged_count(state)
-    proposed = ctx.policy.propose(tree, min(ctx.settings.search.batch_size, room))
+    room = min(ctx.settings.search.batch_size, ctx.budgets.max_iters - judged_count(state))
+    if (budget := run_time_budget(state, ctx, tree)) is not None:
+        fits = budget.batch(room, len(tree.finalists(ctx.settings.search.finalists)), budget.costs.measured)
+        if fits == 0:
+            return Command(goto="finish", update={"stop_reason": budget.not_started("the next candidate"),
+                                                  "status": "stopped"})
+        room = fits
+    proposed = ctx.policy.propose(tree, room)
     if not proposed:
         return Command(goto="finish", update={"stop_reason": "nothing left worth trying"})
     if proposed[0].idea is None:
@@ -109,7 +116,7 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
         update.setdefault("variants", {}).update(changed(tree, [variant.id]))
     if status != "failed" and not any(v.final is not None for v in tree):
         finals: dict[str, Any] = {}
-        events += rejudge_finalists(ctx, tree, finals)
+        events += rejudge_finalists(ctx, tree, finals, run_time_budget(state, ctx, tree))
         update["variants"] = {**update.get("variants", {}), **finals.get("variants", {})}
         if "gpu_s" in finals:
             update["gpu_s"] = finals["gpu_s"]
@@ -123,12 +130,28 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
         outcome = (f"no improvement: keep the reference (the problem is degenerate, {degenerate['reason']}: "
                    f"{degenerate['message']})")
     elif tree.correct():
-        better = "faster" if tree.objective == "time" else f"lower in {tree.objective}"
-        outcome = f"no improvement: keep the reference (no correct candidate is measurably {better})"
+        outcome = f"no improvement: keep the reference ({unimproved_reason(tree)})"
     else:
         outcome = "no improvement: keep the reference (no correct candidate)"
     events.append(f"run {status}: {state.get('stop_reason', '')}; {outcome}")
     return Command(goto=END, update={**update, "status": status, "events": events, **usage(ctx)})
+
+
+def unimproved_reason(tree: VariantTree) -> str:
+    """Why no correct candidate is the best, in words: a busy machine named where it is the reason (a candidate
+    whose deciding verdict measured it better, timed while other programs competed for the CPU, cannot count)."""
+    better = "faster" if tree.objective == "time" else f"lower in {tree.objective}"
+    correct = tree.correct()
+    busy = [v for v in correct if (r := v.deciding_result) is not None and r.contended]
+    hollow = [v for v in busy if v.deciding_result.speed_verdict == "faster"] if tree.objective == "time" else []
+    if hollow:
+        named = ", ".join(f"{v.id} at {speedup_text(v.deciding_speedup, v.speedup_ci95)}" for v in hollow[:3])
+        return (f"{named} measured {better}, but timed on a busy machine (other programs competed for the CPU), so "
+                "it does not count: run again on a quiet machine")
+    if busy and len(busy) == len(correct):
+        return (f"no correct candidate is measurably {better}; every one was timed on a busy machine (other "
+                "programs competed for the CPU): run again on a quiet machine")
+    return f"no correct candidate is measurably {better}"
 
 
 NODES = (("baseline", baseline), ("select", select), ("plan", plan), ("review_plan", review_plan), ("code", code),

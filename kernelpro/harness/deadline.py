@@ -9,7 +9,8 @@ cap (``timing_budget_s``), and never more than
 Time the worker reports compiling (``{"compiling": true}`` until ``false``; ``compile_watch``) after the first
 call began moves the fitted limit on by as much: a lazy ``torch.compile`` autotuning on its first call is not a
 hang, and still stops at the cap. Time the judge spends waiting for the device alone, mid-job (``pause``), is
-not the job's either: it moves both limits on.
+not the job's either: it moves both limits on. A caller may set an end of its own (``until``, a run's time
+budget): the job stops there whatever its own limits, and ``by_caller`` says so.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ def planned_calls(settings: HarnessSettings) -> int:
 class Deadline:
     """When one job's time is up. ``observe`` each message the worker sends; ``expired`` says if it is over."""
 
-    def __init__(self, settings: HarnessSettings, started: float | None = None) -> None:
+    def __init__(self, settings: HarnessSettings, started: float | None = None, until: float | None = None) -> None:
         self.settings = settings
         self.started = time.monotonic() if started is None else started
+        self.until = until  # the caller's own end, a time.monotonic() instant
         self.reference_call_s: float | None = None
         self.run_started: float | None = None
         self.run_limit_s: float | None = None
@@ -74,6 +76,14 @@ class Deadline:
 
     def at(self, now: float | None = None) -> float:
         """The monotonic time at which the job is stopped, as it stands at ``now``."""
+        own = self._own_end(now)
+        return own if self.until is None else min(own, self.until)
+
+    def by_caller(self, now: float | None = None) -> bool:
+        """The caller's ``until`` comes before the job's own limits: what stops it is not the candidate's doing."""
+        return self.until is not None and self.until < self._own_end(now)
+
+    def _own_end(self, now: float | None = None) -> float:
         now = time.monotonic() if now is None else now
         cap = self.started + self.settings.timeout_s + self.paused_s
         if self.run_started is None or self.run_limit_s is None:
@@ -88,6 +98,8 @@ class Deadline:
     def describe(self, now: float | None = None) -> str:
         """The limit that applied, for the timeout's message."""
         now = time.monotonic() if now is None else now
+        if self.by_caller(now):
+            return "before the caller's deadline (the run's time budget)"
         cap = self.started + self.settings.timeout_s + self.paused_s
         if self.run_started is None or self.run_limit_s is None or self.at(now) >= cap:
             return f"within {self.settings.timeout_s:g} s (harness.timeout_s)"

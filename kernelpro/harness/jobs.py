@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.config import KERNELPRO_HOME, Settings
-from kernelpro.harness.result import EvalResult, GuardFinding, rejected
+from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding, rejected
 from kernelpro.harness.sandbox import PACKAGE_ROOT, WorkerOutcome
 from kernelpro.harness.static_guards import scan_source
 from kernelpro.harness.worker_dirs import caller_caches, worker_root
@@ -107,6 +107,9 @@ def classify(outcome: WorkerOutcome, settings: Settings) -> EvalResult:
     """Turn what came back from the worker into a verdict, including when nothing did."""
     if outcome.result is not None:
         result = EvalResult.model_validate(outcome.result)
+    elif outcome.timed_out and outcome.cut_by_caller:
+        result = EvalResult(status="timeout", reason=CUT_AT_DEADLINE,
+                            message=f"not judged: stopped {outcome.time_limit} during {outcome.last_phase}")
     elif outcome.timed_out:
         result = EvalResult(status="timeout", reason="wall_time",
                             message=f"no result {outcome.time_limit or f'within {settings.harness.timeout_s:g} s'} "

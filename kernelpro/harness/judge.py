@@ -45,12 +45,13 @@ class PipelineEvaluator:
         self._closed_stats: Any = None
 
     def judge_many(self, problem: Problem, candidates: Sequence[str],
-                   on_verdict: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
+                   on_verdict: Callable[[int, EvalResult], None] | None = None,
+                   until: float | None = None) -> list[EvalResult]:
         if not candidates:
             return []
         if self._pipeline is None:
             self._pipeline = Pipeline(self.device, self.settings)
-        return self._pipeline.judge([(problem, source) for source in candidates], on_verdict=on_verdict)
+        return self._pipeline.judge([(problem, source) for source in candidates], on_verdict=on_verdict, until=until)
 
     def check_many(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
         """Correctness and guards only, no timing, in the same long-lived worker (the chat's quick checks)."""
@@ -60,14 +61,14 @@ class PipelineEvaluator:
             self._pipeline = Pipeline(self.device, self.settings)
         return self._pipeline.judge([(problem, source) for source in candidates], timing=False)
 
-    def rejudge(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
+    def rejudge(self, problem: Problem, candidates: Sequence[str], until: float | None = None) -> list[EvalResult]:
         """The finalists judged again, head to head with the reference, in one new worker with more rounds
         (``search.finalist_rounds_factor``), so the run's best does not rest on one judgment's noise."""
         if not candidates:
             return []
         self.close()  # the run's worker gives its GPU memory back first; it restarts if the run judges again
         with Pipeline(self.device, self.settings.for_finalists()) as pipeline:
-            return pipeline.judge([(problem, source) for source in candidates])
+            return pipeline.judge([(problem, source) for source in candidates], until=until)
 
     @property
     def stats(self) -> Any:

@@ -14,6 +14,7 @@ import contextlib
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import wait
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from kernelpro.harness.device_lock import device_lock, locks, shared_until_exclu
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
-from kernelpro.harness.result import EvalResult, GuardFinding
+from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding
 from kernelpro.harness.sandbox import run_worker
 from kernelpro.harness.worker_handle import LongLivedWorker, WorkerStartError
 from kernelpro.problem import Problem
@@ -73,10 +74,12 @@ class Lane:
         self.lock_wait_s = 0.0  # waited for the device lock while another process judged on this device
 
     def judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool,
-              inline: dict[str, Any] | None = None) -> EvalResult:
+              inline: dict[str, Any] | None = None, until: float | None = None) -> EvalResult:
         job = make_job(problem, source, self.device, self.settings, timing)
         if inline is not None:
             job["inline"] = inline
+        if until is not None:
+            job["until"] = until  # the caller's end: the job stops there (``Deadline``)
         try:
             if self.worker is not None and self.worker.proc is None:
                 self.worker.start()  # outside the device lock: a start measures nothing
@@ -166,10 +169,13 @@ class Pipeline:
                              device_lock_wait_s=sum(lane.lock_wait_s for lane in self.lanes))
 
     def judge(self, items: list[Item], timing: bool = True,
-              on_verdict: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
+              on_verdict: Callable[[int, EvalResult], None] | None = None,
+              until: float | None = None) -> list[EvalResult]:
         """Verdicts for ``items`` in order. Never raises for a bad candidate. ``on_verdict(index, result)`` is
         called as each verdict is reached (from the lanes' threads), so a caller killed mid-batch can keep the
-        verdicts it already had."""
+        verdicts it already had. ``until`` (a ``time.monotonic()`` instant, a run's time budget): no job starts
+        after it and a job in flight stops there; either comes back with the reason ``CUT_AT_DEADLINE``, no verdict
+        on its candidate."""
         device = self.lanes[0].device if len(self.lanes) == 1 else self.device
         results = _Verdicts(len(items), device, on_verdict)
         checked = [precheck(source) for _, source in items]
@@ -180,8 +186,8 @@ class Pipeline:
         work: queue.Queue[int | None] = queue.Queue()
         self._planned, self._building = threading.Event(), False
         producer = threading.Thread(target=self._compile, args=(items, runnable, checked, results, work), daemon=True)
-        lanes = [threading.Thread(target=self._drain, args=(lane, work, items, checked, results, timing), daemon=True)
-                 for lane in self.lanes]
+        lanes = [threading.Thread(target=self._drain, args=(lane, work, items, checked, results, timing, until),
+                                  daemon=True) for lane in self.lanes]
         for thread in [producer, *lanes]:
             thread.start()
         for thread in [producer, *lanes]:
@@ -252,7 +258,7 @@ class Pipeline:
         work.put(index)
 
     def _drain(self, lane: Lane, work: queue.Queue, items: list[Item], checked: list, results: list,
-               timing: bool) -> None:
+               timing: bool, until: float | None = None) -> None:
         self._planned.wait()
         if self._building and lane.worker is not None and lane.worker.proc is None and work.empty():
             # start the worker (Python, torch, CUDA) while the first extensions build, not after
@@ -260,8 +266,13 @@ class Pipeline:
                 lane.worker.start()
         while (index := work.get()) is not None:
             problem, source = items[index]
+            if until is not None and time.monotonic() >= until:
+                results[index] = EvalResult(status="timeout", reason=CUT_AT_DEADLINE,
+                                            message="not judged: the caller's deadline came before its turn")
+                continue
             try:
-                results[index] = lane.judge(problem, source, checked[index], timing, self.inline_sections.get(index))
+                results[index] = lane.judge(problem, source, checked[index], timing, self.inline_sections.get(index),
+                                            until)
             except Exception as exc:  # noqa: BLE001 - one candidate's trouble is its own verdict
                 results[index] = EvalResult(status="runtime_error", reason="worker_error",
                                             message=f"the judge failed on this candidate: {type(exc).__name__}: {exc}")

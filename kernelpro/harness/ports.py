@@ -22,12 +22,16 @@ class Evaluator(Protocol):
     """Judges candidates of one problem. Never raises for a bad candidate: a verdict says what went wrong."""
 
     def judge_many(self, problem: Problem, candidates: Sequence[str],
-                   on_verdict: Callable[[int, EvalResult], None] | None = None) -> list[EvalResult]:
-        """One verdict per candidate source, in input order; ``on_verdict(index, result)`` as each is reached."""
+                   on_verdict: Callable[[int, EvalResult], None] | None = None,
+                   until: float | None = None) -> list[EvalResult]:
+        """One verdict per candidate source, in input order; ``on_verdict(index, result)`` as each is reached. A
+        candidate not judged by ``until`` (a ``time.monotonic()`` instant) comes back with the reason
+        ``result.CUT_AT_DEADLINE``: no verdict on it."""
         ...
 
-    def rejudge(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
-        """The finalists judged again, head to head with the reference, with more rounds."""
+    def rejudge(self, problem: Problem, candidates: Sequence[str], until: float | None = None) -> list[EvalResult]:
+        """The finalists judged again, head to head with the reference, with more rounds (``until`` as in
+        ``judge_many``)."""
         ...
 
     def close(self) -> None:

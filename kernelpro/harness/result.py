@@ -11,6 +11,10 @@ from pydantic import BaseModel, Field
 # What torch says when CUDA's allocator cannot serve a request (``torch.OutOfMemoryError``).
 OUT_OF_GPU_MEMORY = re.compile(r"CUDA out of memory|OutOfMemoryError")
 
+CUT_AT_DEADLINE = "run_deadline"
+"""The reason of a candidate the caller's deadline (``until``: a run's time budget) stopped or never let start:
+no verdict on the candidate, which may be judged again later."""
+
 Status = Literal["ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected"]
 SpeedVerdict = Literal["faster", "slower", "same", "uncertain"]
 Severity = Literal["reject", "warn", "info"]

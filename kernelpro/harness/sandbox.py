@@ -70,6 +70,8 @@ class WorkerOutcome:
     timed_out: bool = False
     time_limit: str = ""
     """The limit that stopped it, in words (``Deadline.describe``)."""
+    cut_by_caller: bool = False
+    """Stopped at the caller's deadline (the job's ``until``), not by a limit of its own."""
     memory_exceeded_mb: float | None = None
     elapsed_s: float = 0.0
     turn_waited_s: float = 0.0
@@ -148,7 +150,7 @@ def run_worker(job: dict[str, Any], settings: HarnessSettings) -> WorkerOutcome:
         cwd=workdir, env=worker_environment(workdir=workdir), pass_fds=(write_fd,), start_new_session=True,
     )
     os.close(write_fd)
-    deadline = Deadline(settings, started)
+    deadline = Deadline(settings, started, until=job.get("until"))
     channel = _ChannelReader(read_fd, nonce, deadline)
     output = _TailReader(proc.stdout, settings.output_tail_bytes)
     channel.start()
@@ -164,6 +166,7 @@ def run_worker(job: dict[str, Any], settings: HarnessSettings) -> WorkerOutcome:
     while proc.poll() is None:
         if deadline.expired():
             outcome.timed_out, outcome.time_limit = True, deadline.describe()
+            outcome.cut_by_caller = deadline.by_caller()
             break
         rss = _tree_rss_mb(watched)
         if rss > settings.memory_limit_mb:

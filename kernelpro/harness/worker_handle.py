@@ -175,7 +175,7 @@ class LongLivedWorker:
         try:
             if not self._send({**job, "nonce": nonce, "workdir": workdir}):
                 return None
-            accepted = self._watch(nonce, outcome, started, turn)
+            accepted = self._watch(nonce, outcome, started, turn, job.get("until"))
             if not accepted:
                 return None
             outcome.elapsed_s = time.monotonic() - started - outcome.turn_waited_s
@@ -221,10 +221,12 @@ class LongLivedWorker:
         deadline.pause(waited)
         self._send({"go": True})
 
-    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float, turn: SharedTurn) -> bool:
-        """Wait for the result within the limits. False if the worker never acknowledged the job."""
+    def _watch(self, nonce: str, outcome: WorkerOutcome, started: float, turn: SharedTurn,
+               until: float | None = None) -> bool:
+        """Wait for the result within the limits (and the caller's ``until``). False if the worker never
+        acknowledged the job."""
         accepted = False
-        deadline = Deadline(self.settings, started)
+        deadline = Deadline(self.settings, started, until)
         watched = psutil.Process(self.proc.pid)
         while outcome.result is None:
             for message in self._messages(nonce, 0.05):
@@ -256,6 +258,7 @@ class LongLivedWorker:
                 return False
             if deadline.expired():
                 outcome.timed_out, outcome.time_limit = True, deadline.describe()
+                outcome.cut_by_caller = deadline.by_caller()
                 break
             rss = _tree_rss_mb(watched)
             if rss > self.settings.memory_limit_mb:
