@@ -23,8 +23,10 @@ def register(app: typer.Typer) -> None:
                                                                  "the reference.")] = None,
         quick: Annotated[bool, typer.Option("--quick", help="Speed-of-light metrics only (stage 1), not every "
                                                             "section.")] = False,
-        kernel: Annotated[Optional[str], typer.Option("--kernel", help="Only kernels matching this regex.")] = None,
-        out: Annotated[Optional[Path], typer.Option("--out", help="Keep the .ncu-rep and CSV here.")] = None,
+        kernel: Annotated[Optional[str], typer.Option("--kernel", metavar="REGEX",
+                                                      help="Only kernels matching this regex.")] = None,
+        out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR",
+                                                    help="Keep the .ncu-rep and CSV here.")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     ) -> None:
         """Profile one call with Nsight Compute (clocks never locked), classify each kernel, diagnose it."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,42 @@ def test_help_names_arguments_plainly_and_shows_no_type_after_a_flag(command, us
     assert "<list[" not in result.output
     flag = next(line for line in result.output.splitlines() if "│ --json" in line)
     assert "<" not in flag  # a flag takes no value
-    assert "<str>" in next(line for line in result.output.splitlines() if "│ --device" in line)
+    assert "DEVICE" in next(line for line in result.output.splitlines() if "│ --device" in line)
+
+
+def _commands(command, path=()):
+    """Every command of the app with its path: ``(("suite", "run"), <command>)``..."""
+    if hasattr(command, "commands"):
+        for name, sub in command.commands.items():
+            yield from _commands(sub, (*path, name))
+    else:
+        yield path, command
+
+
+def test_every_option_shows_a_metavar_that_names_its_value_never_a_python_type():
+    import click
+    import typer
+
+    root = typer.main.get_command(app)
+    context = click.Context(root)
+    shown = {}
+    for path, command in _commands(root):
+        for param in command.params:
+            value = param.display_type_rich(context)
+            if param.param_type_name == "argument":
+                assert value is None, (path, param.name, value)  # its NAME says it
+            elif getattr(param, "is_flag", False):
+                assert value is None, (path, param.opts, value)
+            else:
+                assert value and re.fullmatch(r"[A-Z][A-Z_]*(\.\.\.)?|\[[a-z_|]+\]", value), (path, param.opts, value)
+                shown[(" ".join(path), max(param.opts, key=len))] = value
+    assert {shown[("suite run", "--level")], shown[("suite run", "--time-budget")], shown[("optimize", "--max-iters")],
+            shown[("suite run", "--runs-dir")], shown[("optimize", "--judged-before")],
+            shown[("profile", "--out")]} == {"LEVEL...", "DURATION", "N", "DIR", "FILE"}
+    assert shown[("eval", "--timeout")] == "SECONDS" and shown[("forecast eval", "--out")] == "DIR"
+    for command in (["suite", "run"], ["forecast", "eval"], ["memory", "search"], ["eval"], ["chat"]):
+        result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+        assert result.exit_code == 0 and not re.search(r"<[a-z]", result.output), result.output
 
 
 def test_the_shortest_tail_that_no_other_candidate_shares():
