@@ -1,4 +1,4 @@
-"""What `kernelpro`'s exit status means: the same on every command, documented in the README.
+"""What `kernelpro`'s exit status means: the same on every command, documented in docs/reference/exit-codes.md.
 
 A script can tell "worked" from "worked, nothing to gain" from "fix your input" from "try again later" from
 "a bug" without reading the output.
