@@ -221,9 +221,10 @@ def try_recipe(tree: VariantTree, idea: Idea, speedup: float) -> str:
     return child.id
 
 
-def test_the_recipes_policy_tries_the_references_recipes_before_composing_on_a_loser():
+def test_the_recipes_policy_tries_the_references_recipes_before_composing_on_a_loser(monkeypatch):
     """Four of scale_relu's seven CPU recipes judged slower: the root is then at its widening allowance and a dead
     end by the rules' count, yet its three untried recipes come before any composition on a slower variant."""
+    monkeypatch.setattr("kernelpro.search.recipes.usable_cores", lambda: 2)  # single_thread is offered
     tree, planned = recipes_tree()
     assert len(planned) == 7
     slower = [try_recipe(tree, idea, s) for idea, s in zip(planned, (0.59, 0.54, 0.69, 0.0074), strict=False)]
@@ -238,7 +239,8 @@ def test_the_recipes_policy_tries_the_references_recipes_before_composing_on_a_l
     assert request.idea is None and request.parent_id not in slower and tree.get(request.parent_id).speedup == 0.8
 
 
-def test_the_recipes_policy_composes_on_a_winner_before_the_references_other_recipes():
+def test_the_recipes_policy_composes_on_a_winner_before_the_references_other_recipes(monkeypatch):
+    monkeypatch.setattr("kernelpro.search.recipes.usable_cores", lambda: 2)  # single_thread is offered
     tree, planned = recipes_tree()
     winner = try_recipe(tree, planned[0], 1.4)
     loser = try_recipe(tree, planned[1], 0.6)

@@ -160,9 +160,10 @@ def recipe_child(tree: VariantTree, parent: str, name: str, speedup: float | Non
     return child
 
 
-def test_a_composed_recipe_is_its_own_candidate_and_the_same_recipes_in_another_order_are_one():
+def test_a_composed_recipe_is_its_own_candidate_and_the_same_recipes_in_another_order_are_one(monkeypatch):
     """The origin of a composed recipe names only the ingredient it added: compile_default then single_thread is
     ``recipe:single_thread``, like single_thread alone, yet its code holds both."""
+    monkeypatch.setattr("kernelpro.search.recipes.usable_cores", lambda: 2)  # single_thread is offered
     tree = VariantTree.with_root(problem("scale_relu").source)
     root = tree.root.id
     alone = recipe_child(tree, root, "single_thread", 0.69)
