@@ -290,3 +290,16 @@ def test_a_planted_program_with_launch_skip_and_count(tmp_path):
     assert [k.name for k in result.kernels] == ["planted_memory_bound"]
     assert result.kernels[0].get("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed") > 50
     assert re.search(r"planted_memory_bound ok", Path(result.log_path).read_text())
+
+
+def test_on_a_cpu_the_fallback_lists_the_models_own_operators_with_what_they_called(tmp_path):
+    linear = problem("scale_relu").source.replace(
+        "        self.scale = scale\n", "        self.scale = scale\n        self.proj = nn.Linear(128, 32)\n").replace(
+        "return torch.relu(x) * self.scale", "return torch.relu(self.proj(x)) * self.scale")
+    result = torch_profile_problem(linear, device="cpu", workdir=tmp_path / "reference", seed=2)
+    assert result.ok, result.error
+    assert sorted(e.name for e in result.events) == ["aten::linear", "aten::mul", "aten::relu"]  # not addmm, _to_copy
+    assert all(e.count == 1 and e.time_us > 0 and e.device == "cpu" for e in result.events)
+    own = torch_profile_problem(problem("scale_relu").source, candidate("honest_scale_relu"), device="cpu",
+                                workdir=tmp_path / "candidate", seed=2)
+    assert sorted(e.name for e in own.events) == ["aten::clamp_", "aten::clone", "aten::mul_"]  # its own clone

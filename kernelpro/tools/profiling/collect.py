@@ -46,7 +46,8 @@ FALLBACK_KINDS = ("permission", "counters_busy", "driver_mismatch", "device_erro
 
 
 class ProfiledEvent(BaseModel):
-    """One kernel (or, without a GPU, one CPU operator) as torch.profiler saw it."""
+    """One kernel (or, without a GPU, one operator the model called itself, its time with the operators it called
+    in turn) as torch.profiler saw it."""
 
     name: str
     count: int
@@ -179,7 +180,7 @@ def _target_job(workdir: Path, reference_source: str, candidate_source: str | No
 def torch_profile_problem(reference_source: str, candidate_source: str | None = None, device: str = "cuda",
                           options: NcuOptions | None = None, workdir: Path | None = None,
                           seed: int | None = None, lock: HarnessSettings | None = None) -> ProfileResult:
-    """The fallback: one call under torch.profiler (CUDA kernels on a GPU, CPU operators without one)."""
+    """The fallback: one call under torch.profiler (CUDA kernels on a GPU, the model's own operators without one)."""
     options = options or NcuOptions()
     workdir = Path(workdir or tempfile.mkdtemp(prefix="kernelpro-profile-"))
     seed = secrets.randbits(62) if seed is None else seed
@@ -243,5 +244,6 @@ def profile_problem(reference_source: str, candidate_source: str | None = None, 
         reason += f"\nthe torch.profiler fallback failed too ({fallback.error_kind}): {fallback.error}"
     fallback.error_kind, fallback.error = failure.kind, reason
     fallback.warnings.insert(0, "ncu metrics unavailable; torch.profiler's kernel names, times and launch counts "
-                                "only" if device.startswith("cuda") else "no GPU: CPU operators under torch.profiler")
+                                "only" if device.startswith("cuda") else
+                                "no GPU: the model's own operators under torch.profiler (each with what it called)")
     return fallback

@@ -6,7 +6,8 @@ profiles that call's kernels and nothing of the loading, the input generation or
 
 Modes: ``ncu`` (the NVTX-wrapped call), ``plain`` (the same, timed, to measure ncu's overhead against) and
 ``torch_profiler`` (the call under torch.profiler: kernel names, CUDA times and launch counts, for machines
-where ncu cannot run). What it learns goes to the job's ``result_path`` as JSON.
+where ncu cannot run; without a GPU, the operators the model called itself). What it learns goes to the job's
+``result_path`` as JSON.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import torch
 
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import Verdict, build, check_signature, load_candidate, load_reference
+
+CALL_RANGE = "kernelpro::model_call"  # the profiled call's range: what runs under it is the model's
 
 
 def _synchronize(device: torch.device) -> None:
@@ -46,18 +49,32 @@ def _load(job: dict[str, Any], workdir: Path, device: torch.device) -> tuple[tor
 
 
 def _profiler_events(profiler: Any, device: torch.device) -> list[dict[str, Any]]:
-    """CUDA kernels (on a GPU) or CPU operators (without one): name, launches, total time in microseconds."""
+    """CUDA kernels (on a GPU) or the model's own operators (without one): name, launches, total time in
+    microseconds."""
+    if device.type != "cuda":
+        return _model_operators(profiler)
     events = []
     for event in profiler.key_averages():
-        on_device = event.device_type == torch.autograd.DeviceType.CUDA
-        if device.type == "cuda" and not on_device:
+        if event.device_type != torch.autograd.DeviceType.CUDA:
             continue
-        time_us = event.device_time_total if on_device else event.self_cpu_time_total
-        if device.type != "cuda" and time_us <= 0:
-            continue
-        events.append({"name": event.key, "count": event.count, "time_us": float(time_us),
-                       "device": "cuda" if on_device else "cpu"})
+        events.append({"name": event.key, "count": event.count, "time_us": float(event.device_time_total),
+                       "device": "cuda"})
     return sorted(events, key=lambda e: -e["time_us"])
+
+
+def _model_operators(profiler: Any) -> list[dict[str, Any]]:
+    """The operators the model's call made itself (the call range's direct children), each with the time of the
+    operators it called in turn: those (the copy a multiplication by a Python number makes, an output's
+    allocation) are part of it, not listed beside it as if the model or the profiler had made them."""
+    found: dict[str, dict[str, Any]] = {}
+    for event in profiler.events():
+        parent = event.cpu_parent
+        if parent is None or parent.name != CALL_RANGE or parent.cpu_parent is not None:
+            continue
+        seen = found.setdefault(event.name, {"name": event.name, "count": 0, "time_us": 0.0, "device": "cpu"})
+        seen["count"] += 1
+        seen["time_us"] += float(event.cpu_time_total)
+    return sorted(found.values(), key=lambda e: -e["time_us"])
 
 
 def run(job: dict[str, Any], workdir: Path) -> dict[str, Any]:
@@ -77,7 +94,8 @@ def run(job: dict[str, Any], workdir: Path) -> dict[str, Any]:
             if device.type == "cuda":
                 activities.append(torch.profiler.ProfilerActivity.CUDA)
             with torch.profiler.profile(activities=activities) as profiler:
-                model(*inputs)
+                with torch.profiler.record_function(CALL_RANGE):
+                    model(*inputs)
                 _synchronize(device)
             result["events"] = _profiler_events(profiler, device)
             return result
