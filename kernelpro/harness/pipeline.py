@@ -34,6 +34,12 @@ from kernelpro.problem import Problem
 Item = tuple[Problem, str]
 
 
+class JudgingStopped(RuntimeError):
+    """The pipeline was closed while it judged (the run stopping: the user's interrupt, or its own shutdown). What
+    a stopped worker gives back is the stop's doing, not the candidate's: the candidates it cut have no verdict, are
+    never handed to ``on_verdict``, and are judged afresh by whoever judges them next."""
+
+
 def lane_devices(device: str, harness: HarnessSettings) -> list[str]:
     """The devices to judge on: ``cpu``, one named GPU, or every GPU ``harness.gpu_devices`` allows."""
     if not device.startswith("cuda") or ":" in device:
@@ -72,9 +78,31 @@ class Lane:
         self.worker = LongLivedWorker(device, settings.harness, protected_paths(settings)) if persistent else None
         self.judged = 0
         self.lock_wait_s = 0.0  # waited for the device lock while another process judged on this device
+        self.closed = threading.Event()  # set before the worker is stopped: what comes back after is no verdict
 
     def judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool,
               inline: dict[str, Any] | None = None, until: float | None = None) -> EvalResult:
+        """The candidate's verdict; ``JudgingStopped`` when the lane was closed before or while judging it."""
+        if self.closed.is_set():
+            raise JudgingStopped(f"the judge on {self.device} was closed before this candidate")
+        try:
+            result = self._judge(problem, source, found, timing, inline, until)
+        except Exception as error:
+            if self.closed.is_set():  # e.g. the worker's pipes gone under a job it was watching
+                raise self._stopped() from error
+            raise
+        if self.closed.is_set():  # e.g. "the worker died from SIGKILL": the kill was the close's
+            raise self._stopped()
+        return result
+
+    def _stopped(self) -> JudgingStopped:
+        if self.worker is not None:  # one the lane started while the close stopped the last
+            with contextlib.suppress(Exception):
+                self.worker.stop()
+        return JudgingStopped(f"the judge on {self.device} was closed while it judged this candidate")
+
+    def _judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool,
+               inline: dict[str, Any] | None, until: float | None = None) -> EvalResult:
         job = make_job(problem, source, self.device, self.settings, timing)
         if inline is not None:
             job["inline"] = inline
@@ -132,6 +160,7 @@ class Lane:
         return result
 
     def close(self) -> None:
+        self.closed.set()
         if self.worker is not None:
             self.worker.stop()
 
@@ -147,6 +176,7 @@ class Pipeline:
         self.lanes = [Lane(d, settings) for d in lane_devices(self.device, settings.harness)]
         self.inline = InlineAhead(settings.compile)
         self.inline_sections: dict[int, dict[str, Any]] = {}
+        self.stopped = threading.Event()  # closed: a batch in flight has no verdicts past this point
 
     def __enter__(self) -> Pipeline:
         return self
@@ -155,6 +185,7 @@ class Pipeline:
         self.close()
 
     def close(self) -> None:
+        self.stopped.set()  # first: a verdict reached from here on may be the close's doing
         for lane in self.lanes:
             lane.close()
         self.inline.close()
@@ -175,9 +206,12 @@ class Pipeline:
         called as each verdict is reached (from the lanes' threads), so a caller killed mid-batch can keep the
         verdicts it already had. ``until`` (a ``time.monotonic()`` instant, a run's time budget): no job starts
         after it and a job in flight stops there; either comes back with the reason ``CUT_AT_DEADLINE``, no verdict
-        on its candidate."""
+        on its candidate. Raises ``JudgingStopped`` when the pipeline is closed before the batch ends: the
+        candidates it had not reached then are never handed to ``on_verdict``."""
+        if self.stopped.is_set():
+            raise JudgingStopped("the judge was closed before this batch")
         device = self.lanes[0].device if len(self.lanes) == 1 else self.device
-        results = _Verdicts(len(items), device, on_verdict)
+        results = _Verdicts(len(items), device, on_verdict, self.stopped)
         checked = [precheck(source) for _, source in items]
         for index, found in enumerate(checked):
             if isinstance(found, EvalResult):
@@ -192,6 +226,8 @@ class Pipeline:
             thread.start()
         for thread in [producer, *lanes]:
             thread.join()
+        if self.stopped.is_set():
+            raise JudgingStopped("the judge was closed before this batch's verdicts were all reached")
         for index, result in enumerate(results):
             if result is None:  # only if a lane thread itself failed
                 results[index] = EvalResult(status="runtime_error", reason="worker_error",
@@ -273,19 +309,25 @@ class Pipeline:
             try:
                 results[index] = lane.judge(problem, source, checked[index], timing, self.inline_sections.get(index),
                                             until)
+            except JudgingStopped:
+                return  # no verdict: the batch is cut, and ``judge`` says so
             except Exception as exc:  # noqa: BLE001 - one candidate's trouble is its own verdict
                 results[index] = EvalResult(status="runtime_error", reason="worker_error",
                                             message=f"the judge failed on this candidate: {type(exc).__name__}: {exc}")
 
 
 class _Verdicts(list):
-    """The batch's verdicts by index; each one, once set, gets its device and is handed to ``on_verdict``."""
+    """The batch's verdicts by index; each one, once set, gets its device and is handed to ``on_verdict``. Once the
+    pipeline is ``stopped`` nothing more is set: a compile or a worker cut by the stop gives no verdict."""
 
-    def __init__(self, size: int, device: str, on_verdict: Callable[[int, EvalResult], None] | None) -> None:
+    def __init__(self, size: int, device: str, on_verdict: Callable[[int, EvalResult], None] | None,
+                 stopped: threading.Event) -> None:
         super().__init__([None] * size)
-        self.device, self.on_verdict = device, on_verdict
+        self.device, self.on_verdict, self.stopped = device, on_verdict, stopped
 
     def __setitem__(self, index: Any, result: Any) -> None:
+        if self.stopped.is_set():
+            return
         if isinstance(result, EvalResult):
             result.device = result.device or self.device
         super().__setitem__(index, result)

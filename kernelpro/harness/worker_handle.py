@@ -102,9 +102,11 @@ class LongLivedWorker:
             return
         _kill_group(self.proc)
         self.last_returncode = self.proc.wait()
-        for stream in (self.jobs, self.proc.stdout):
+        # ``jobs`` is missing when a close stops a worker that another thread is still starting
+        for stream in (getattr(self, "jobs", None), self.proc.stdout):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
         shutil.rmtree(self.home, ignore_errors=True)
