@@ -26,7 +26,7 @@ failing every problem the same way. Fix it and ``--resume``."""
 INTERRUPTED = 130
 """Stopped by the user: Ctrl-C, or `t` (stop) at an interactive prompt. A run can be resumed."""
 
-MEANINGS = {OK: "ok", INTERNAL_ERROR: "internal error (a bug)", BAD_INPUT: "bad input (nothing was run)",
+MEANINGS = {OK: "ok", INTERNAL_ERROR: "internal error (a bug)", BAD_INPUT: "bad input (fix the command or its files)",
             NO_IMPROVEMENT: "no improvement (keep the reference)",
             FAILED: "failed (a run that can be resumed, a missing requirement, nothing measured)",
             SETUP_FAILED: "setup failed (this machine cannot run it; fix it and resume)",
