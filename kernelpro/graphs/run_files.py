@@ -25,8 +25,13 @@ class RunNotFound(FileNotFoundError):
     pass
 
 
+RUN_ID_MAX = 60  # a chat thread's id is a run id too, and thread ids are at most 60 characters
+
+
 def new_run_id(problem_name: str) -> str:
-    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in problem_name)[:40].strip("-") or "run"
+    """``YYYYmmdd-HHMMSS-<problem>-<4 hex>``, at most ``RUN_ID_MAX`` characters whatever the problem's name."""
+    room = RUN_ID_MAX - len("20260101-000000--0000")
+    stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in problem_name)[:room].strip("-") or "run"
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{stem}-{secrets.token_hex(2)}"
 
 
