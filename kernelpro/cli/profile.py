@@ -36,7 +36,10 @@ def register(app: typer.Typer) -> None:
         problem = problem_or_fail(reference)
         source = candidate_or_fail(candidate) if candidate else None
         console = Console(stderr=as_json)
-        console.print(f"profiling {candidate or reference} with Nsight Compute ...")
+        from kernelpro.tools.profiling.collect import gpu_visible
+
+        tool = "Nsight Compute" if gpu_visible() else "torch.profiler (no NVIDIA GPU here, so no Nsight Compute)"
+        console.print(f"profiling {candidate or reference} with {tool} ...", soft_wrap=True)
         profiled = profile_and_diagnose(problem.source, source, workdir=out,
                                         options=NcuOptions(stage=1 if quick else 2, kernel_regex=kernel))
         result = profiled.profile

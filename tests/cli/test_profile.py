@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelpro.cli import app
+from kernelpro.tools.profiling.collect import gpu_visible
 from tests.conftest import DATA
 
 runner = CliRunner()
@@ -52,3 +53,12 @@ def test_profile_without_a_gpu_says_so_and_falls_back(tmp_path):
     data = json.loads(result.stdout.strip().splitlines()[-1])
     assert data["source"] == "torch.profiler" and data["kernels"] == []
     assert "GPU" in data["error"] and data["events"]
+
+
+def test_profile_without_a_gpu_names_the_tool_it_uses():
+    if gpu_visible():
+        pytest.skip("this machine has a GPU: Nsight Compute is the tool")
+    result = runner.invoke(app, ["profile", str(DATA / "problems" / "scale_relu.py")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "with torch.profiler (no NVIDIA GPU here" in said and "with Nsight Compute" not in said
