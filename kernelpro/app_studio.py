@@ -64,8 +64,8 @@ def open_studio_run(inputs: Any, run_id: str | None, usage: dict[str, Any] | Non
 
         if not torch.cuda.is_available():
             raise ValueError("device cuda, but no GPU is usable here (torch sees none); use device cpu")
-    budgets = Budgets(max_iters=inputs.get("max_iters") or 8, time_s=inputs.get("time_budget_s"),
-                      gpu_s=inputs.get("gpu_budget_s"),
+    budgets = Budgets(max_iters=8 if inputs.get("max_iters") is None else inputs["max_iters"],  # 0 is refused
+                      time_s=inputs.get("time_budget_s"), gpu_s=inputs.get("gpu_budget_s"),
                       usd=inputs.get("usd_budget") if inputs.get("usd_budget") is not None else settings.llm.budget_usd)
     no_memory, no_profile = bool(inputs.get("no_memory")), bool(inputs.get("no_profile"))
     interactive = bool(inputs.get("interactive"))

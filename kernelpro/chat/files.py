@@ -9,11 +9,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
 from typing import Any
+
+from kernelpro.atomic_write import write_atomic
 
 
 class ThreadNotFound(FileNotFoundError):
@@ -21,12 +22,6 @@ class ThreadNotFound(FileNotFoundError):
 
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,59}$")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 class ChatFiles:
@@ -57,7 +52,7 @@ class ChatFiles:
         files = cls(chats_dir, thread_id)
         files.candidates.mkdir(parents=True, exist_ok=True)
         created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        _write_atomic(files.meta_path, json.dumps({"thread_id": thread_id, "created": created, **meta}, indent=1,
+        write_atomic(files.meta_path, json.dumps({"thread_id": thread_id, "created": created, **meta}, indent=1,
                                                   default=str))
         return files
 
@@ -83,11 +78,11 @@ class ChatFiles:
         while path.exists():
             n += 1
             path = self.candidates / f"{stem}-{n}.py"
-        _write_atomic(path, source)
+        write_atomic(path, source)
         return path
 
     def write_verdict(self, candidate: Path, verdict: dict[str, Any]) -> None:
-        _write_atomic(candidate.with_suffix(".json"), json.dumps(verdict, indent=1, default=str))
+        write_atomic(candidate.with_suffix(".json"), json.dumps(verdict, indent=1, default=str))
 
 
 def list_threads(chats_dir: Path) -> list[dict[str, Any]]:

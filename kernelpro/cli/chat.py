@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelpro.cli.errors import fail as _fail
-from kernelpro.cli.inputs import durations, gpu_name
+from kernelpro.cli.inputs import budgets_or_fail, gpu_name
 from kernelpro.config import load_settings
 from kernelpro.problem import ProblemError, load_problem
 
@@ -76,6 +76,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
     from kernelpro.llm import HOW_TO_CONFIGURE, UsageMeter, llm_configured
 
     console = Console()
+    given = budgets_or_fail(None, None, gpu_budget, usd_budget)
     settings = load_settings()
     if model:
         settings.llm.model = model
@@ -91,7 +92,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
         device = meta["device"]
         budgets = ChatBudgets.model_validate(meta.get("budgets") or {})
         if gpu_budget is not None:
-            budgets.gpu_s = durations(gpu_budget)
+            budgets.gpu_s = given["gpu_s"]
         if usd_budget is not None:
             budgets.usd = usd_budget
         if meta.get("model") and not model:
@@ -108,7 +109,7 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
     if not resumed:
         device = resolve_device(device if device != "auto" else settings.device)
         budgets = ChatBudgets(usd=usd_budget if usd_budget is not None else settings.llm.budget_usd,
-                              gpu_s=durations(gpu_budget))
+                              gpu_s=given["gpu_s"])
         try:
             files = ChatFiles.create(chats_dir, thread or new_run_id(problem.name), {
                 "problem_path": str(Path(reference).resolve()), "device": device, "model": settings.llm.model,

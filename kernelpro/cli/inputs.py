@@ -159,6 +159,24 @@ def gpu_name(device: str) -> str:
     return f"CPU ({platform.machine()})"
 
 
+def budgets_or_fail(max_iters: int | None, time_budget: str | None, gpu_budget: str | None,
+                    usd_budget: float | None) -> dict[str, Any]:
+    """``--max-iters`` (at least 1), ``--time-budget``, ``--gpu-budget`` and ``--usd-budget`` (each above 0) as
+    ``max_iters``, ``time_s``, ``gpu_s`` and ``usd``; None where an option is not given. A budget that allows
+    nothing is refused before anything runs, never read as a default or spent at once."""
+    if max_iters is not None and max_iters < 1:
+        fail(f"--max-iters {max_iters}: give the number of candidates to judge, at least 1")
+    if usd_budget is not None and not usd_budget > 0:
+        fail(f"--usd-budget {usd_budget:g}: give the dollars the models may spend, above 0")
+    seconds = {}
+    for flag, text in (("--time-budget", time_budget), ("--gpu-budget", gpu_budget)):
+        seconds[flag] = durations(text)
+        if seconds[flag] is not None and not seconds[flag] > 0:
+            fail(f"{flag} {text!r}: give a duration above 0, e.g. 90s, 15m, 2h or 1h30m")
+    return {"max_iters": max_iters, "time_s": seconds["--time-budget"], "gpu_s": seconds["--gpu-budget"],
+            "usd": usd_budget}
+
+
 def durations(text: str | None) -> float | None:
     """'90', '90s', '15m', '2h', '1h30m' -> seconds."""
     if text is None:

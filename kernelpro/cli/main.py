@@ -15,8 +15,10 @@ import typer
 
 import kernelpro
 from kernelpro.cli import chat, data, doctor, eval, forecast, mcp, memory, optimize, profile, suite
+from kernelpro.cli.errors import cannot_write, storage_error
 from kernelpro.cli.help_format import install as install_help_format
-from kernelpro.exit_codes import BAD_INPUT, INTERNAL_ERROR, INTERRUPTED, MEANINGS, OK
+from kernelpro.config import SettingsError
+from kernelpro.exit_codes import BAD_INPUT, FAILED, INTERNAL_ERROR, INTERRUPTED, MEANINGS, OK
 
 install_help_format()
 
@@ -43,8 +45,9 @@ def _options(
 
 
 def run(argv: Sequence[str] | None = None, command: typer.Typer = app) -> int:
-    """Run one command line; its exit code. Usage errors are bad input, Ctrl-C is an interruption, and an
-    exception nobody caught is an internal error, with its traceback."""
+    """Run one command line; its exit code. Usage errors are bad input, Ctrl-C is an interruption, storage that
+    refused a write (full, read-only) is one line and a failure, and any other exception nobody caught is an
+    internal error, with its traceback."""
     try:
         code = command(args=list(sys.argv[1:] if argv is None else argv), prog_name="kernelpro",
                        standalone_mode=False)
@@ -55,7 +58,13 @@ def run(argv: Sequence[str] | None = None, command: typer.Typer = app) -> int:
         show = getattr(error, "show", None)
         show() if show else print(f"error: {error.format_message()}", file=sys.stderr)
         return BAD_INPUT
-    except Exception:  # noqa: BLE001 - the one place a bug surfaces: say so, with what a report needs
+    except SettingsError as error:  # a setting that cannot be used: bad input, whichever command read it
+        print(f"error: {error}", file=sys.stderr)
+        return BAD_INPUT
+    except Exception as error:  # noqa: BLE001 - the one place a bug surfaces: say so, with what a report needs
+        if (refused := storage_error(error)) is not None:  # a full disk, a read-only directory: not a bug
+            print(f"error: {cannot_write(refused)}", file=sys.stderr)
+            return FAILED
         traceback.print_exc()
         print(f"kernelpro {kernelpro.__version__}: internal error (a bug); please report it with the traceback "
               "above", file=sys.stderr)

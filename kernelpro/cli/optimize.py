@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -15,10 +16,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kernelpro.cli.errors import cannot_write, cannot_write_run, storage_error
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import (
+    budgets_or_fail,
     device_or_fail,
-    durations,
     gpu_name,
     hold_run_lock,
     judged_before_or_fail,
@@ -51,6 +53,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     from kernelpro.cli.optimize_baselines import baseline_names, judge_run_baselines, wanted_by_run
     from kernelpro.run_stack import run_stack_problem
 
+    given = budgets_or_fail(max_iters, time_budget, gpu_budget, usd_budget)
     settings = load_settings()
     if model:
         settings.llm.model = model
@@ -88,13 +91,17 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         meta = files.meta()
         reference = Path(meta["problem_path"])
         device = meta["device"]
-        budgets = Budgets.model_validate(meta["budgets"])
-        given = {"max_iters": max_iters, "time_s": durations(time_budget), "gpu_s": durations(gpu_budget),
-                 "usd": usd_budget}
         new_budgets = {key: value for key, value in given.items() if value is not None}
+        try:
+            budgets = Budgets.model_validate({**meta["budgets"], **new_budgets})
+        except ValueError as error:  # kept by a version that took any number
+            _fail(f"run {resume} has a budget that allows nothing ({error.errors()[0]['loc'][0]}); give it anew "
+                  "with --max-iters, --time-budget, --gpu-budget or --usd-budget")
         if new_budgets:  # the resumed run goes on under the budgets given now, and remembers them
-            budgets = budgets.model_copy(update=new_budgets)
-            files.update_meta(budgets=budgets.model_dump())
+            try:
+                files.update_meta(budgets=budgets.model_dump())
+            except OSError as error:
+                _fail(cannot_write(error, files.root))
         interactive = interactive or meta.get("interactive", False)
         no_memory, no_profile = meta.get("no_memory", no_memory), meta.get("no_profile", no_profile)
         if meta.get("model") and not model:
@@ -108,23 +115,29 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     device = device_or_fail(device, settings, asked_by=f"run {resume} ran on cuda" if resume else None)
     objective_or_fail(objective, settings, device)
     if not resume:
-        budgets = Budgets(max_iters=max_iters or 8, time_s=durations(time_budget), gpu_s=durations(gpu_budget),
-                          usd=usd_budget if usd_budget is not None else settings.llm.budget_usd)
+        budgets = Budgets(**{key: value for key, value in given.items() if value is not None}
+                          | ({} if given["usd"] is not None else {"usd": settings.llm.budget_usd}))
         if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}", run_id):
             _fail(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (a directory name)")
         if run_id is not None and (Path(runs_dir) / run_id / "run.json").exists():
             _fail(f"a run {run_id!r} exists already in {runs_dir}; continue it with --resume {run_id}")
         run_id = run_id or new_run_id(problem.name)
-        files = RunFiles.create(runs_dir, run_id, {
-            "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
-            "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
-            "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
-            "objective": settings.search.objective, "baselines": baselines_given})
-        hold_run_lock(files.root, f"run {run_id}")
-        if judged_before is not None:
-            from kernelpro.graphs.judged_before import JudgedBefore
+        made = not (Path(runs_dir) / run_id).exists()
+        try:
+            files = RunFiles.create(runs_dir, run_id, {
+                "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
+                "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
+                "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
+                "objective": settings.search.objective, "baselines": baselines_given})
+            hold_run_lock(files.root, f"run {run_id}")
+            if judged_before is not None:
+                from kernelpro.graphs.judged_before import JudgedBefore
 
-            JudgedBefore.adopt(judged_before, files.root)
+                JudgedBefore.adopt(judged_before, files.root)
+        except OSError as error:  # nothing judged yet: no half-made run directory is left to resume
+            if made:
+                shutil.rmtree(Path(runs_dir) / run_id, ignore_errors=True)
+            _fail(cannot_write(error, runs_dir))
     run_id = files.root.name
     baselines_wanted = wanted_by_run(files, baselines_given)
     use_llm = llm_configured(settings)
@@ -184,6 +197,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             status, interrupted = "stopped", True
             out.print(f"stopped; resume with: kernelpro optimize --resume {run_id}")
         except Exception as error:  # noqa: BLE001 - the run directory keeps everything judged so far
+            if (refused := storage_error(error, files.checkpoint)) is not None:  # the outputs could not be written
+                _fail(cannot_write_run(refused, run_id), code=FAILED)
             state = graph.get_state(config).values
             status = "failed"
             out.print(f"[bold red]the run failed:[/] {escape(f'{type(error).__name__}: {error}')}; what was "
@@ -194,7 +209,12 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         if context is not None:
             context.evaluate.close()  # stops the run's judging workers
 
-    summary = write_outputs(files, state, status, context, meter)
+    try:
+        summary = write_outputs(files, state, status, context, meter)
+    except Exception as error:
+        if (refused := storage_error(error)) is None:
+            raise
+        _fail(cannot_write_run(refused, run_id), code=FAILED)  # each output is whole or absent: none is half
     if as_json:
         print(json.dumps(summary))
     else:

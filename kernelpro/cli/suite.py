@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kernelpro.cli.errors import fail
-from kernelpro.cli.inputs import hold_run_lock, releases_run_locks, retry_kinds_or_fail
+from kernelpro.cli.inputs import budgets_or_fail, hold_run_lock, releases_run_locks, retry_kinds_or_fail
 from kernelpro.cli.suite_options import create_from_options, new_totals
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import SETUP_FAILED
@@ -85,6 +85,7 @@ def run(
     from kernelpro.suite.report import write_suite_report
 
     out = Console(stderr=True) if as_json else Console()
+    budgets_or_fail(max_iters, time_budget, gpu_budget, usd_budget)  # one that allows nothing is refused first
     settings = load_settings()
     # before any suite is made or baseline measured: every problem would fail alike (a resumed suite's model is
     # its own, read from its ledger below; a broken client then stops it at its first problem)

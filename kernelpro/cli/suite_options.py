@@ -33,7 +33,7 @@ def create_from_options(sources: list[Path], level: list[int], tasks: Optional[s
     objective_or_fail(objective, settings, device)
     config = SuiteConfig(sources=[str(Path(s).resolve()) for s in sources], levels=level, tasks=tasks,
                          device=device, policy=policy, objective=settings.search.objective, model=model,
-                         max_iters=max_iters or settings.suite.default_max_iters, totals=totals,
+                         max_iters=settings.suite.default_max_iters if max_iters is None else max_iters, totals=totals,
                          per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
                          no_profile=no_profile, ray=ray or settings.suite.ray_address,
                          environment=settings_environment())

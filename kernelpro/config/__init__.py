@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -38,7 +38,21 @@ DeviceChoice = Literal["auto", "cpu", "cuda"]
 
 __all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "ChatSettings", "CompileSettings", "CutlassSettings", "DeviceChoice",
            "ForecastSettings", "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings", "SearchSettings",
-           "Settings", "SuiteSettings", "Tolerance", "load_settings"]
+           "Settings", "SettingsError", "SuiteSettings", "Tolerance", "load_settings"]
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used (a budget of -1, say), from the environment, ``kernelpro.toml`` or an
+    override: each one named with where it is set and what it must be."""
+
+    @classmethod
+    def of(cls, error: ValidationError) -> SettingsError:
+        lines = []
+        for problem in error.errors():
+            name = ".".join(str(part) for part in problem["loc"])
+            where = f"KERNELPRO_{name.upper().replace('.', '__')} or {name} in kernelpro.toml"
+            lines.append(f"the setting {name} = {problem.get('input')!r} ({where}): {problem['msg'].lower()}")
+        return cls("; ".join(lines))
 
 
 class Settings(BaseSettings):
@@ -108,5 +122,9 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Settings from the environment and ``kernelpro.toml`` in the working directory, with overrides on top."""
-    return Settings(**overrides)
+    """Settings from the environment and ``kernelpro.toml`` in the working directory, with overrides on top; a
+    value that cannot be used raises ``SettingsError``, which names it."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as error:
+        raise SettingsError.of(error) from None

@@ -35,8 +35,9 @@ class LLMSettings(BaseModel):
     """The first wait before a retry; each further wait doubles, up to 60 s."""
     timeout_s: float = 600.0
     """Wall-time limit for one model call (long answers with code take minutes)."""
-    budget_usd: float | None = None
-    """Most dollars one run may spend on model calls; unset means no limit. A resumed run keeps its spend."""
+    budget_usd: float | None = Field(None, gt=0)
+    """Most dollars one run may spend on model calls, above 0; unset means no limit. A resumed run keeps its
+    spend."""
     prices: dict[str, dict[Literal["input_per_mtok", "output_per_mtok"], float]] = Field(default_factory=dict)
     """Dollars per million tokens by model name, for models LiteLLM does not price (local ones), e.g.
     ``{"openai/my-local": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}``; a listed model's price wins."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kernelpro.config import Settings
 from kernelpro.graphs.run_files import RunFiles
@@ -26,10 +26,12 @@ __all__ = ["Budgets", "Evaluator", "Gate", "Memory", "OptimizeContext", "Profile
 
 
 class Budgets(BaseModel):
-    max_iters: int = 8  # candidates judged
-    time_s: float | None = None  # time spent working (nodes), across resumes
-    gpu_s: float | None = None
-    usd: float | None = None
+    """A run's limits; None is no limit. One that allows nothing (no candidate, no time, no dollars) is refused."""
+
+    max_iters: int = Field(8, ge=1)  # candidates judged
+    time_s: float | None = Field(None, gt=0)  # time spent working (nodes), across resumes
+    gpu_s: float | None = Field(None, gt=0)
+    usd: float | None = Field(None, gt=0)
 
     @property
     def recursion_limit(self) -> int:

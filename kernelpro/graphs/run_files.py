@@ -12,13 +12,15 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 from pathlib import Path
 from typing import Any
 
+from kernelpro.atomic_write import write_atomic
 from kernelpro.harness.result import EvalResult
+
+__all__ = ["RunFiles", "RunNotFound", "new_run_id", "write_atomic"]
 
 
 class RunNotFound(FileNotFoundError):
@@ -33,12 +35,6 @@ def new_run_id(problem_name: str) -> str:
     room = RUN_ID_MAX - len("20260101-000000--0000")
     stem = "".join(c if c.isalnum() or c in "-_" else "-" for c in problem_name)[:room].strip("-") or "run"
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{stem}-{secrets.token_hex(2)}"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 class RunFiles:
@@ -115,14 +111,15 @@ class RunFiles:
         write_atomic(self.candidates / f"{variant_id}.json", result.model_dump_json(indent=1))
 
     def record_result(self, variant_id: str, result: EvalResult, entry: dict[str, Any]) -> None:
-        """Store the result, then log it once in results.jsonl (a resumed run does not log it again)."""
+        """Store the result, then log it once in results.jsonl (a resumed run does not log it again). The log is
+        written whole each time (``write_atomic``): a full disk or a kill leaves it as it was, never a torn line."""
         self.store_result(variant_id, result)
         if variant_id in self.logged_ids():
             return
-        with self.results.open("a") as log:
-            log.write(json.dumps({"variant": variant_id, **entry}, default=str) + "\n")
-            log.flush()
-            os.fsync(log.fileno())
+        logged = self.results.read_text() if self.results.exists() else ""
+        if logged and not logged.endswith("\n"):
+            logged += "\n"  # a line cut short by a kill under an earlier version that appended
+        write_atomic(self.results, logged + json.dumps({"variant": variant_id, **entry}, default=str) + "\n")
 
     def logged_ids(self) -> set[str]:
         if not self.results.exists():

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kernelpro.atomic_write import write_atomic
 from kernelpro.harness.result import most_say_host_bound
 
 
@@ -30,8 +31,8 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
         exported = export_candidate(best.source)
         written = exported.write(files.root, "best_candidate")
         best_path = written[0]
-        for note in exported.notes:
-            (files.root / "best_candidate_NOTES.txt").write_text(note + "\n")
+        if exported.notes:
+            write_atomic(files.root / "best_candidate_NOTES.txt", "".join(note + "\n" for note in exported.notes))
     usage = meter.to_dict() if meter is not None else {"by_role": {}}
     models = {role: m.model for role, m in (context.models or {}).items() if getattr(m, "model", None)}
     meta = files.meta()
@@ -68,9 +69,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "objective": summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
             "baselines": summary.baselines or None,
             "summary": str(files.root / "summary.json")}
-    tmp = files.root / "summary.json.tmp"
-    tmp.write_text(json.dumps(outputs, indent=1, default=str), encoding="utf-8")
-    tmp.replace(files.root / "summary.json")
+    write_atomic(files.root / "summary.json", json.dumps(outputs, indent=1, default=str))
     return outputs
 
 

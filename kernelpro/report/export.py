@@ -15,6 +15,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelpro.atomic_write import write_atomic
 from kernelpro.harness.compile.signature import SCALARS, KernelSignature, parse_param_list, parse_signature
 from kernelpro.search.kinds import detect_kind
 
@@ -59,7 +60,7 @@ class ExportedCandidate:
         if self.standalone_source is not None and self.standalone_source != self.source:
             files[f"{stem}_standalone.py"] = self.standalone_source
         for name, text in files.items():
-            (out_dir / name).write_text(text, encoding="utf-8")
+            write_atomic(out_dir / name, text)
         return [out_dir / name for name in files]
 
 

@@ -41,10 +41,8 @@ def parse_per_problem(text: str | None) -> Limits:
     """``--per-problem-budget``: ``time=10m,gpu=5m,usd=0.5`` (any of them), or one duration for wall time."""
     if text is None or not text.strip():
         return Limits()
-    if "=" not in text:
-        return Limits(time_s=seconds(text))
     limits: dict[str, float | None] = {}
-    for part in text.split(","):
+    for part in text.split(",") if "=" in text else [f"time={text}"]:
         name, _, value = part.partition("=")
         name = name.strip().lower()
         if name not in KINDS or not value.strip():
@@ -53,6 +51,8 @@ def parse_per_problem(text: str | None) -> Limits:
             limits[KINDS[name]] = float(value) if name == "usd" else seconds(value)
         except ValueError as error:
             raise BudgetError(f"--per-problem-budget {text!r}: {error}") from error
+        if not limits[KINDS[name]] > 0:  # a share that allows nothing, not a share spent at once
+            raise BudgetError(f"--per-problem-budget {text!r}: {name} must be above 0")
     return Limits(**limits)
 
 

@@ -83,7 +83,7 @@ def optimize_command(spec: JobSpec) -> list[str]:
         if value is not None:
             args += [flag, f"{max(value, 1.0):.0f}s"]
     if spec.budgets.usd is not None:
-        args += ["--usd-budget", f"{spec.budgets.usd:.6f}"]
+        args += ["--usd-budget", f"{max(spec.budgets.usd, 1e-6):.6f}"]  # a share left near 0 still reads above 0
     if spec.policy:
         args += ["--policy", spec.policy]
     if spec.objective:
