@@ -8,10 +8,13 @@ it unprivileged:
   no connection anywhere; no capability over any process outside (the kernel then refuses it ptrace-class
   access, ``environ`` and ``mem``, to every process outside); and a ``/proc`` of its own, in which no
   process outside the worker exists (no ancestor's ``environ``, ``cmdline`` or ``mem`` to open);
-- in a **Landlock** domain: no ``ptrace`` of and no ``/proc/<pid>/mem`` of any process outside it (Landlock
-  leaves their ``environ`` and ``maps`` readable: hiding those takes the PID namespace or, for the judge,
-  ``hide_this_process`` with the user namespace), no signals or abstract Unix sockets outside it, no TCP bind
-  or connect, and no writes under ``/proc`` (``/proc/self/mem`` included).
+- in a **Landlock** domain (``isolation_landlock``): no ``ptrace`` of and no ``/proc/<pid>/mem`` of any process
+  outside it (Landlock leaves their ``environ`` and ``maps`` readable: hiding those takes the PID namespace or,
+  for the judge, ``hide_this_process`` with the user namespace), no signals or abstract Unix sockets outside
+  it, no TCP bind or connect, and no writes under ``/proc`` (``/proc/self/mem`` included).
+
+A worker that runs candidates (``confine=True``) gets more (``isolation_worker``): a root of its own, writes
+only in its own directory, only the compilers to run, and no Unix socket at all.
 
 ``hide_this_process`` makes a process that holds credentials (the judge, the CLI) undumpable, so a process
 of the same user without ``CAP_SYS_PTRACE`` cannot read its environment or memory either. Everything here is
@@ -28,32 +31,17 @@ import sys
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from kernelpro.harness.isolation_landlock import enter_landlock, landlock_abi  # noqa: F401 - re-exported
+
 PR_SET_DUMPABLE = 4
-PR_SET_NO_NEW_PRIVS = 38
+# Where the kernel refuses unprivileged user namespaces, the sysctls that say so.
+USERNS_HINT = (" (unprivileged user namespaces refused here: see kernel.unprivileged_userns_clone, "
+               "user.max_user_namespaces, kernel.apparmor_restrict_unprivileged_userns)")
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_PRIVATE, MS_REC = 2, 4, 8, 1 << 18, 1 << 14
-# Landlock: the same syscall numbers on x86_64 and arm64 (the generic table).
-SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
-LANDLOCK_CREATE_RULESET_VERSION = 1
-LANDLOCK_RULE_PATH_BENEATH = 1
-LANDLOCK_ACCESS_FS_WRITE_FILE = 1 << 1
-LANDLOCK_ACCESS_NET_BIND_TCP, LANDLOCK_ACCESS_NET_CONNECT_TCP = 1 << 0, 1 << 1
-LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL = 1 << 0, 1 << 1
-# Top-level directories a worker may not write beneath (everything else stays writable as before).
-NO_WRITE_ROOTS = {"proc"}
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
-
-
-class _PathBeneathAttr(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
 @dataclass
@@ -101,7 +89,7 @@ def enter_namespaces(protections: Protections) -> bool:
         else:
             protections.applied.append("user namespace")
     else:
-        protections.missing["user namespace"] = f"unshare(CLONE_NEWUSER) failed: {_error()}"
+        protections.missing["user namespace"] = f"unshare(CLONE_NEWUSER) failed: {_error()}{USERNS_HINT}"
         # Without a user namespace these need CAP_SYS_ADMIN (a worker run as root has it).
         if libc.unshare(CLONE_NEWNET | CLONE_NEWNS) != 0:
             protections.missing["network namespace"] = f"unshare(CLONE_NEWNET) failed: {_error()}"
@@ -186,73 +174,18 @@ def _write(path: str, text: str) -> None:
         file.write(text)
 
 
-def landlock_abi() -> int:
-    """The kernel's Landlock ABI version, 0 where there is none."""
-    if not sys.platform.startswith("linux"):
-        return 0
-    try:
-        version = _libc().syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                                  ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
-    except (OSError, AttributeError):
-        return 0
-    return max(int(version), 0)
-
-
-def enter_landlock(protections: Protections) -> None:
-    """A Landlock domain for this process and everything it starts (see the module's docstring)."""
-    abi = landlock_abi()
-    if abi < 1:
-        protections.missing["landlock"] = "the kernel has no Landlock (Linux 5.13+ with landlock in its LSMs)"
-        return
-    libc = _libc()
-    attr = _RulesetAttr(handled_access_fs=LANDLOCK_ACCESS_FS_WRITE_FILE)
-    size = ctypes.sizeof(ctypes.c_uint64)  # the attribute grew over ABIs: pass only what this kernel knows
-    if abi >= 4:
-        attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP
-        size += ctypes.sizeof(ctypes.c_uint64)
-    if abi >= 6:
-        attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL
-        size += ctypes.sizeof(ctypes.c_uint64)
-    ruleset = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
-                           ctypes.c_uint32(0))
-    if ruleset < 0:
-        protections.missing["landlock"] = f"landlock_create_ruleset failed: {_error()}"
-        return
-    try:
-        for entry in os.scandir("/"):
-            if entry.name in NO_WRITE_ROOTS:
-                continue
-            with contextlib.suppress(OSError):
-                fd = os.open(entry.path, os.O_PATH | os.O_CLOEXEC)
-                try:
-                    rule = _PathBeneathAttr(allowed_access=LANDLOCK_ACCESS_FS_WRITE_FILE, parent_fd=fd)
-                    libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule),
-                                 ctypes.c_uint32(0))
-                finally:
-                    os.close(fd)
-        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(
-                SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
-            protections.missing["landlock"] = f"landlock_restrict_self failed: {_error()}"
-            return
-    finally:
-        os.close(ruleset)
-    protections.applied.append(f"landlock (ABI {abi})")
-    if abi < 4:
-        protections.missing["landlock TCP"] = f"Landlock ABI {abi} cannot restrict TCP (needs 4, Linux 6.7)"
-    if abi < 6:
-        protections.missing["landlock scopes"] = (f"Landlock ABI {abi} cannot scope signals and abstract sockets "
-                                                  "(needs 6, Linux 6.12)")
-
-
 # CUDA's driver fails to initialise inside a Landlock domain (cudaGetDeviceCount: error 304, "OS call failed",
 # seen on an H200 under Linux 6.18), so a worker that judges on the GPU keeps the namespaces only.
 LANDLOCK_BREAKS_CUDA = "not applied to CUDA workers: the CUDA driver fails to initialise inside a Landlock domain"
 
 
-def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[str] | None = None) -> Protections:
-    """Every wall this machine allows around the calling worker; call it before any thread or candidate code.
+def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[str] | None = None,
+                   confine: bool = False) -> Protections:
+    """Every wall this machine allows around the calling process; call it before any thread or candidate code.
     ``landlock=False`` leaves Landlock out (see ``LANDLOCK_BREAKS_CUDA``); ``protected`` directories become
-    read-only inside it and its capabilities are dropped (``isolation_mounts``)."""
+    read-only inside it and its capabilities are dropped (``isolation_mounts``). ``confine`` (a worker that runs
+    candidates) adds the walls of ``isolation_worker``: a root of its own with its working directory the only
+    one it may write, only the compilers to run, and no Unix socket."""
     protections = Protections()
     if not enabled:
         protections.missing["all"] = "harness.isolate is off"
@@ -262,16 +195,21 @@ def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[
         return protections
     if enter_namespaces(protections):
         _become_init(protections)
+    if confine:
+        from kernelpro.harness.isolation_worker import confine_worker
+
+        confine_worker(protections, protected or [], landlock)
+        return protections
     if protected is not None:
         _protect(protected, protections)
     if landlock:
-        enter_landlock(protections)  # last: writing the user namespace's maps is a write under /proc
+        enter_landlock(protections.applied, protections.missing)  # last: the user namespace's maps are under /proc
     else:
         protections.missing["landlock"] = LANDLOCK_BREAKS_CUDA
     return protections
 
 
-def _protect(paths: list[str], protections: Protections) -> None:
+def _protect(paths: list[str], protections: Protections) -> bool:
     """The judge's directories read-only in the worker's own mount namespace, then no capabilities left to
     undo that with (``isolation_mounts``)."""
     import tempfile
@@ -280,17 +218,24 @@ def _protect(paths: list[str], protections: Protections) -> None:
 
     if "user namespace" not in protections.applied and os.geteuid() != 0:
         protections.missing["read-only judge files"] = "no user namespace: no mount namespace of its own to remount in"
-        return
+        return False
     libc = _libc()
     if libc.mount(b"none", b"/", None, ctypes.c_ulong(MS_REC | MS_PRIVATE), None) != 0:
         protections.missing["read-only judge files"] = f"making the mounts private failed: {_error()}"
-        return
+        return False
     done, around, left = isolation_mounts.read_only(paths, writable=[os.getcwd(), tempfile.gettempdir()])
     if done:
         protections.applied.append("read-only judge files")
     protections.applied += [f"read-only {path} but for the worker's own directory" for path in around]
     for path, why in left.items():
         protections.missing[f"read-only {path}"] = why
+    drop_capabilities(protections)
+    return True
+
+
+def drop_capabilities(protections: Protections) -> None:
+    from kernelpro.harness import isolation_mounts
+
     if why_not := isolation_mounts.drop_capabilities():
         protections.missing["no capabilities"] = why_not
     else:

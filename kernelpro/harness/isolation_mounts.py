@@ -69,7 +69,7 @@ def read_only(paths: list[str], writable: list[str]) -> tuple[list[str], list[st
         if failed := [f"{k} could not be kept writable ({unkept[k]})" for k in inner if k in unkept]:
             left[str(path)] = f"it holds the worker's own directory: {'; '.join(failed)}"
             continue
-        if why := _bind(libc, path) or _remount_read_only(libc, path):
+        if why := _bind(libc, path) or remount_read_only(libc, path):
             left[str(path)] = why
             continue
         done.append(str(path))
@@ -88,7 +88,7 @@ def _bind(libc: ctypes.CDLL, path: Path) -> str | None:
     return None
 
 
-def _remount_read_only(libc: ctypes.CDLL, path: Path) -> str | None:
+def remount_read_only(libc: ctypes.CDLL, path: Path) -> str | None:
     """The bind mount at ``path`` read-only (its own mount only: those beneath it keep their flags)."""
     target = str(path).encode()
     flags = MS_REMOUNT | MS_BIND | MS_RDONLY

@@ -9,8 +9,12 @@ the stack it refuses, by raising ``PermissionError`` from the audited operation,
   ``tb_frame``, a generator's ``gi_frame``): the judge's local variables (its expected outputs) are a few
   ``f_back`` away; and replacing a function's ``__code__`` (a detour);
 - opening another process's ``/proc`` files, or ``/proc/self/mem`` for writing;
-- connecting, binding or sending on a socket;
-- looking up ``ptrace``, ``process_vm_readv``/``writev`` or ``mprotect`` through ctypes.
+- connecting, binding or sending on a socket, and making a socket of any family but IPv4 and IPv6 (a Unix
+  socket reaches processes outside the sandbox; a connected pair from ``socketpair`` reaches nothing);
+- running a program (``subprocess``, ``os.exec*``, ``os.posix_spawn``, ``os.system``) from its own code: the
+  kernel lets a worker run only the compilers, which the libraries it calls (Inductor, Triton) run themselves;
+- looking up ``ptrace``, ``process_vm_readv``/``writev``, ``mprotect``, ``socket``, ``connect`` or an ``exec``
+  or ``spawn`` function through ctypes.
 
 A candidate that catches the error is rejected all the same (``tripped``). The hook is a net under the static
 rules and the kernel's walls, not a wall itself: native code and ctypes writes into memory pass it by.
@@ -20,7 +24,9 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import sys
+import sysconfig
 from typing import Any
 
 from kernelpro.harness.result import GuardFinding
@@ -30,12 +36,21 @@ CANDIDATE_FILE = os.sep + "candidate.py"
 FRAME_HELPERS = (os.sep + "inspect.py",)
 FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 SNOOP_SYMBOLS = {"ptrace": "process_snooping", "process_vm_readv": "process_snooping",
-                 "process_vm_writev": "self_modification", "mprotect": "self_modification"}
+                 "process_vm_writev": "self_modification", "mprotect": "self_modification",
+                 "socket": "network_access", "connect": "network_access",
+                 **{name: "background_process" for name in (
+                     "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "execveat", "fexecve",
+                     "posix_spawn", "posix_spawnp", "system", "popen")}}
+# Audit events that run a program, and the index of the program in their arguments.
+PROGRAM_EVENTS = {"os.exec": 0, "os.posix_spawn": 0, "os.spawn": 1, "os.system": 0, "subprocess.Popen": 1}
+IP_FAMILIES = {socket.AF_INET, socket.AF_INET6}
+STDLIB = os.path.realpath(sysconfig.get_path("stdlib")) + os.sep
 OTHER_PROC = re.compile(r"^/proc/(?P<who>\d+)(/|$)")
 SELF_MEM = re.compile(r"^/proc/(self|thread-self|\d+)/(task/\d+/)?mem$")
 WATCHED = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
                      "sys._current_frames", "object.__getattr__", "object.__setattr__", "open", "socket.connect",
-                     "socket.bind", "socket.sendto", "socket.sendmsg", "ctypes.dlsym"})
+                     "socket.bind", "socket.sendto", "socket.sendmsg", "socket.__new__", "ctypes.dlsym",
+                     *PROGRAM_EVENTS})
 
 _tripped: list[tuple[str, str]] = []
 _busy = False
@@ -63,6 +78,23 @@ def _called_by_candidate() -> bool:
         if not name.endswith(FRAME_HELPERS):
             return name.endswith(CANDIDATE_FILE)
     return False
+
+
+def _candidate_runs_it() -> bool:
+    """The first caller outside the standard library (``subprocess``, ``os``) is the candidate's code: a compiler
+    that torch or Triton runs on its behalf is theirs, not the candidate's."""
+    for frame in _frames():
+        name = frame.f_code.co_filename
+        if not name.startswith("<frozen ") and not os.path.realpath(name).startswith(STDLIB):
+            return name.endswith(CANDIDATE_FILE)
+    return False
+
+
+def _program(event: str, args: tuple[Any, ...]) -> str:
+    value = args[PROGRAM_EVENTS[event]] if len(args) > PROGRAM_EVENTS[event] else None
+    if isinstance(value, (list, tuple)) and value:  # subprocess.Popen without an executable: its arguments
+        value = value[0]
+    return os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else repr(value)
 
 
 def _writes(args: tuple[Any, ...]) -> bool:
@@ -97,6 +129,17 @@ def _judge(event: str, args: tuple[Any, ...]) -> tuple[str, str] | None:
         if match and int(match.group("who")) != os.getpid() and _candidate_on_stack():
             return "process_snooping", f"opened {path}, another process's file"
         return None
+    if event == "socket.__new__":
+        family = args[1] if len(args) > 1 else None
+        if family in IP_FAMILIES or family == -1 or not _candidate_on_stack():
+            return None
+        if family == socket.AF_UNIX and any(f.f_code.co_name == "socketpair" for f in _frames()):
+            return None  # a connected pair: it reaches nothing outside
+        return "network_access", f"made a socket of family {family} (a Unix socket reaches outside the sandbox)"
+    if event in PROGRAM_EVENTS:
+        if not _candidate_runs_it():
+            return None
+        return "background_process", f"ran {_program(event, args)} (only the compilers run inside the sandbox)"
     if event.startswith("socket."):
         return ("network_access", f"{event.split('.')[1]} on a socket ({args[1:2]})") if _candidate_on_stack() else None
     if event == "ctypes.dlsym":

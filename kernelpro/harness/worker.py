@@ -50,7 +50,7 @@ def isolate(job: dict[str, Any]) -> dict[str, Any]:
 
     on_gpu = str(job.get("device", "")).startswith("cuda")
     protections = isolate_worker(job["harness"].get("isolate", True), landlock=not on_gpu,
-                                 protected=job.get("protected_paths"))
+                                 protected=job.get("protected_paths"), confine=True)
     tripwires.arm()
     return protections.as_dict()
 

@@ -36,6 +36,11 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_proc_environ": ("rejected", "process_snooping"),
     "cheat_plant_module": ("ok", None),  # alone it plants in its own directory; the judge's cache: test_sandbox_walls
     "cheat_plant_startup_file": ("ok", None),  # alone it plants nothing; the targets: test_worker_dirs_walls
+    "cheat_plant_config": ("incorrect", "value_mismatch"),  # its zeros; the caller's directory: test_escape_walls
+    "cheat_unix_socket": ("rejected", "network_access"),
+    "cheat_unix_socket_hidden": ("rejected", "network_access"),
+    "cheat_spawn_shell": ("rejected", "background_process"),
+    "cheat_spawn_shell_hidden": ("rejected", "background_process"),
     "cheat_proc_environ_hidden": ("rejected", "process_snooping"),
     "cheat_ptrace": ("rejected", "process_snooping"),
     "cheat_self_mem": ("rejected", "self_modification"),
@@ -83,6 +88,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "honest_split_stats": ("ok", None),
     "honest_constant_gelu": ("ok", None),  # passes; the problem is reported as degenerate
     "honest_gc_collect": ("ok", None),
+    "honest_scratch_files": ("ok", None),
     "honest_unused_handler": ("ok", None),
     "suspect_constant_zeros": ("ok", None),
     "suspect_output_reused": ("ok", None),
