@@ -30,7 +30,7 @@ from kernelpro.cli.inputs import (
 )
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
 from kernelpro.config import load_settings
-from kernelpro.exit_codes import FAILED, INTERRUPTED, NO_IMPROVEMENT, OK, SETUP_FAILED
+from kernelpro.exit_codes import BAD_INPUT, FAILED, INTERRUPTED, NO_IMPROVEMENT, OK, SETUP_FAILED
 from kernelpro.graphs.run_outputs import write_outputs
 
 NO_LLM_NOTICE = (
@@ -229,6 +229,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             out.print(f"[bold]{status}[/]: [bold yellow]no improvement: keep the reference[/] "
                       f"({summary['no_improvement_reason']}); report: {summary['report']}", soft_wrap=True)
     by_user = interrupted or str(state.get("stop_reason", "")).startswith("stopped by the user")
+    if state.get("too_big"):  # unusable here: no candidate can be judged within this machine's memory
+        _fail(f"too big for this machine: {state['too_big']}; then start a new run", code=BAD_INPUT)
     code = exit_code(status, summary["improved"], by_user)
     if code != OK:
         raise typer.Exit(code=code)

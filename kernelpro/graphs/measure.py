@@ -18,6 +18,7 @@ from kernelpro.graphs.nodes import Ctx, changed, node, tree_of
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.time_budget import run_time_budget
 from kernelpro.graphs.views import describe_result
+from kernelpro.harness.footprint import PROBLEM_TOO_BIG
 from kernelpro.harness.ports import Proposal
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult
 from kernelpro.search.tree import Variant, normalised_source
@@ -131,6 +132,9 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
               "events": events, "judged": [v.id for v in batch], "pending": []}
     for variant in batch:
         result = verdicts[variant.id][0]
+        if result.reason == PROBLEM_TOO_BIG:  # no candidate can be judged within this machine's memory
+            return Command(goto="finish", update={**update, "status": "failed", "too_big": result.message,
+                                                  "stop_reason": f"too big for this machine: {result.message}"})
         if result.reason == "reference_failed":
             return Command(goto="finish", update={**update, "status": "failed",
                                                   "stop_reason": f"the reference itself fails: {result.message[:300]}"})

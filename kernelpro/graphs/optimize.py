@@ -126,6 +126,8 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
         outcome = f"best {best.id} at {speedup_text(best.deciding_speedup, best.speedup_ci95)}"
         if tree.objective != "time":
             outcome = f"best {best.id} at {best_under_objective(best, tree.objective)}"
+    elif state.get("too_big"):
+        outcome = "too big for this machine: no candidate can be judged within its memory"
     elif degenerate is not None:
         outcome = (f"no improvement: keep the reference (the problem is degenerate, {degenerate['reason']}: "
                    f"{degenerate['message']})")

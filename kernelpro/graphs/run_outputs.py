@@ -45,7 +45,8 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
         candidates_judged=sum(1 for v in tree if v.kind != "reference" and v.result is not None),
         best_variant_id=best.id if best else None, best_speedup=best.deciding_speedup if best else None,
         best_speedup_ci95=best.speedup_ci95 if best else None,
-        no_improvement_reason="" if best else _no_improvement_reason(tree),
+        no_improvement_reason="" if best else f"too big for this machine: {state['too_big']}" if state.get("too_big")
+        else _no_improvement_reason(tree),
         llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
                                    tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
                    for role, u in usage.get("by_role", {}).items()},

@@ -46,3 +46,4 @@ class OptimizeState(TypedDict, total=False):
     events: Annotated[list[str], operator.add]  # what happened, one line each, for the report and the terminal
     status: RunStatus
     stop_reason: str
+    too_big: str  # why the problem cannot be judged within this machine's memory (harness.footprint)

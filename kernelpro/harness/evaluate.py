@@ -34,6 +34,7 @@ from kernelpro.harness.compare import (
 from kernelpro.harness.compile_watch import reporting_compiles
 from kernelpro.harness.device_turns import DeviceTurns, releases_while_compiling
 from kernelpro.harness.evaluation_guards import Guards
+from kernelpro.harness.footprint import input_bytes, inputs_over_limit, reference_out_of_memory
 from kernelpro.harness.loader import (
     Verdict,
     build,
@@ -72,6 +73,7 @@ class Evaluation(Guards, ModelCalls):
         self.noise: dict[str, float] = {}  # per output leaf, see precision.reference_noise
         self.phase_started = time.perf_counter()
         self.phase_s: dict[str, float] = {}
+        self.input_bytes: int | None = None  # get_inputs()'s tensors, read on the meta device (footprint.py)
         self.cpu: dict[str, Any] = {}
         self.checks = RunChecks(job, self.settings, self.device)
 
@@ -83,8 +85,11 @@ class Evaluation(Guards, ModelCalls):
             with reporting_compiles(self.emit, self.turns):
                 return self.checks.attach(self.judge())
         except Verdict as failure:
+            if failure.result.reason == "memory_limit" and self.phase == "load_reference":  # Model() itself
+                failure = self.too_big(reference_out_of_memory("while being built", self.input_bytes,
+                                                               self.settings.memory_limit_mb))
             self.checks.attach(failure.result)
-            raise
+            raise failure from None
 
     def judge(self) -> EvalResult:
         if self.device.type == "cpu":
@@ -92,6 +97,10 @@ class Evaluation(Guards, ModelCalls):
         self.enter("load_reference")
         ref_module = load_reference(self.job["reference_source"], self.workdir)
         self.ref_module = ref_module
+        if self.device.type == "cpu":  # too big for the host's limit whatever the candidate: no input is drawn
+            self.input_bytes = input_bytes(ref_module.get_inputs)
+            if (why := inputs_over_limit(self.input_bytes, self.settings.memory_limit_mb)) is not None:
+                raise self.too_big(why)
         init_inputs = self.reference_call(lambda: list(ref_module.get_init_inputs()), "get_init_inputs()")
         seed = self.job["seeds"]["init"]
         self.reference = build(ref_module.Model, init_inputs, seed, self.device, self.workdir / "reference.py",
@@ -100,10 +109,15 @@ class Evaluation(Guards, ModelCalls):
         called = time.perf_counter()
         warm = self.reference_outputs(warm_inputs)
         self.emit({"reference_call_s": time.perf_counter() - called})  # the judge fits its time limit to it
-        del warm_inputs
         self.output_sizes = [leaf.untyped_storage().nbytes() for _, leaf in flatten(warm)
                              if isinstance(leaf, torch.Tensor)]
-        del warm
+        if self.device.type == "cpu":  # with the outputs' size known, the checks' whole footprint
+            inputs = {x.untyped_storage().data_ptr() for x in warm_inputs if isinstance(x, torch.Tensor)}
+            outputs = sum(leaf.untyped_storage().nbytes() for _, leaf in flatten(warm) if isinstance(leaf, torch.Tensor)
+                          and leaf.untyped_storage().data_ptr() not in inputs)
+            if (why := inputs_over_limit(self.input_bytes, self.settings.memory_limit_mb, outputs)) is not None:
+                raise self.too_big(why)
+        del warm_inputs, warm
 
         if self.device.type == "cuda":
             # Devices start with a non-zero persisting-L2 limit; zero it so any rise is the candidate's doing.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.config import KERNELPRO_HOME, Settings
+from kernelpro.harness.footprint import PROBLEM_TOO_BIG, reference_out_of_memory
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding, rejected
 from kernelpro.harness.sandbox import PACKAGE_ROOT, WorkerOutcome
 from kernelpro.harness.static_guards import scan_source
@@ -114,6 +115,10 @@ def classify(outcome: WorkerOutcome, settings: Settings) -> EvalResult:
         result = EvalResult(status="timeout", reason="wall_time",
                             message=f"no result {outcome.time_limit or f'within {settings.harness.timeout_s:g} s'} "
                                     f"(stopped during {outcome.last_phase})")
+    elif outcome.memory_exceeded_mb is not None and outcome.last_phase == "load_reference":  # before any candidate
+        result = EvalResult(status="runtime_error", reason=PROBLEM_TOO_BIG, message=reference_out_of_memory(
+            f"while loading and first called (the worker used {outcome.memory_exceeded_mb:.0f} MB)", None,
+            settings.harness.memory_limit_mb))
     elif outcome.memory_exceeded_mb is not None:
         result = EvalResult(status="runtime_error", reason="memory_limit",
                             message=f"used {outcome.memory_exceeded_mb:.0f} MB of host memory, over the "

@@ -13,9 +13,12 @@ import torch
 from kernelpro.harness import chunked, walls
 from kernelpro.harness.clocks import _device_synchronize
 from kernelpro.harness.compare import POISON_BYTE, flatten
+from kernelpro.harness.footprint import PROBLEM_TOO_BIG, reference_out_of_memory
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import Verdict, short_traceback, verdict
 
+# What torch's CPU allocator raises (a RuntimeError) when the address-space limit refuses it memory.
+HOST_ALLOCATION_FAILED = "DefaultCPUAllocator: can't allocate memory"
 # Mixed into a call's seed so its random draws do not repeat the ones that made its inputs.
 CALL_SEED_SALT = 0x2545F4914F6CDD1D
 
@@ -87,7 +90,12 @@ class ModelCalls:
         try:
             return self.guarded(fn, "reference")
         except Verdict as failure:
-            failure.result.message = f"the reference's {what} failed: {failure.result.message}"
+            failure.result.message = (
+                reference_out_of_memory(f"in {what}" + (" (its first call)" if self.phase == "load_reference"
+                                                        else f" (during {self.phase})"),
+                                        self.input_bytes, self.settings.memory_limit_mb)
+                if failure.result.reason == PROBLEM_TOO_BIG else
+                f"the reference's {what} failed: {failure.result.message}")
             raise
 
     def guarded(self, fn: Callable[[], Any], who: str) -> Any:
@@ -105,14 +113,27 @@ class ModelCalls:
             raise self._failure(who, "memory_limit", "ran out of host memory") from None
         except torch.OutOfMemoryError as exc:
             raise self._failure(who, "gpu_out_of_memory", str(exc).split("\n")[0]) from None
+        except RuntimeError as exc:
+            if HOST_ALLOCATION_FAILED not in str(exc):
+                raise self._classified(exc, who) from None
+            raise self._failure(who, "memory_limit", "ran out of host memory (torch could not allocate)") from None
         except BaseException as exc:  # noqa: BLE001
-            if who == "candidate" and (hit := walls.findings_for(exc)):
-                self.reject(*hit)
-            text = short_traceback(exc, str(self.workdir / f"{who}.py"))
-            reason = "cuda_error" if "CUDA error" in text or type(exc).__name__ == "AcceleratorError" else "exception"
-            raise self._failure(who, reason, text) from None
+            raise self._classified(exc, who) from None
+
+    def _classified(self, exc: BaseException, who: str) -> Verdict:
+        if who == "candidate" and (hit := walls.findings_for(exc)):
+            self.reject(*hit)
+        text = short_traceback(exc, str(self.workdir / f"{who}.py"))
+        reason = "cuda_error" if "CUDA error" in text or type(exc).__name__ == "AcceleratorError" else "exception"
+        return self._failure(who, reason, text)
+
+    def too_big(self, message: str) -> Verdict:
+        """The problem cannot be judged within this worker's memory (``footprint``): no candidate's failure."""
+        return verdict("runtime_error", PROBLEM_TOO_BIG, message)
 
     def _failure(self, who: str, reason: str, message: str) -> Verdict:
+        if who == "reference" and reason == "memory_limit":  # reference_call says where, with the numbers
+            return self.too_big(message)
         if who == "reference":
             return verdict("runtime_error", "reference_failed", message)
         return verdict("runtime_error", reason, f"{self.phase}: {message}", guards=self.findings)
