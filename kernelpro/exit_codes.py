@@ -12,7 +12,8 @@ INTERNAL_ERROR = 1
 """An unexpected exception inside kernelpro: a bug. Its traceback is printed; please report it."""
 BAD_INPUT = 2
 """The command line or an input cannot be used: a missing, unreadable or non-KernelBench file, an unknown option,
-``--device cuda`` where no GPU is visible. Nothing was run."""
+``--device cuda`` where no GPU is visible. Nothing was run; or, for `optimize`, the reference itself fails when
+run (its error line said): no candidate can be judged against it."""
 NO_IMPROVEMENT = 3
 """`optimize` ended (every candidate judged, or a budget spent) with no candidate faster than the reference beyond
 its interval (under `--objective energy` or `edp`: lower in energy or EDP): keep the reference."""

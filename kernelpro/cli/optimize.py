@@ -215,22 +215,31 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         if (refused := storage_error(error)) is None:
             raise
         _fail(cannot_write_run(refused, run_id), code=FAILED)  # each output is whole or absent: none is half
+    by_user = interrupted or str(state.get("stop_reason", "")).startswith("stopped by the user")
+    # Ctrl-C said how to go on as it stopped; a stop at a prompt says it here
+    resume_hint = f"; resume with: kernelpro optimize --resume {run_id}" if by_user and not interrupted else ""
     if as_json:
         print(json.dumps(summary))
-    else:
+    elif state.get("reference_error") or state.get("too_big"):
+        pass  # the error line below says it all
+    elif summary["improved"]:
         from kernelpro.search.tree import speedup_text
 
-        if summary["improved"]:
-            out.print(f"[bold]{status}[/]: best speedup [bold green]"
-                      f"{speedup_text(summary['best_speedup'], summary['best_speedup_ci95'])}[/] "
-                      f"({summary['best_variant']}, {summary['best_candidate']}); report: {summary['report']}",
-                      soft_wrap=True)
-        else:
-            out.print(f"[bold]{status}[/]: [bold yellow]no improvement: keep the reference[/] "
-                      f"({summary['no_improvement_reason']}); report: {summary['report']}", soft_wrap=True)
-    by_user = interrupted or str(state.get("stop_reason", "")).startswith("stopped by the user")
+        out.print(f"[bold]{status}[/]: best speedup [bold green]"
+                  f"{speedup_text(summary['best_speedup'], summary['best_speedup_ci95'])}[/] "
+                  f"({summary['best_variant']}, {summary['best_candidate']}){resume_hint}; report: "
+                  f"{summary['report']}", soft_wrap=True)
+    elif status == "stopped" and not summary["candidates_judged"]:
+        out.print(f"[bold]stopped[/] before any candidate was judged{resume_hint}; report: {summary['report']}",
+                  soft_wrap=True)
+    else:
+        out.print(f"[bold]{status}[/]: [bold yellow]no improvement: keep the reference[/] "
+                  f"({summary['no_improvement_reason']}){resume_hint}; report: {summary['report']}", soft_wrap=True)
     if state.get("too_big"):  # unusable here: no candidate can be judged within this machine's memory
         _fail(f"too big for this machine: {state['too_big']}; then start a new run", code=BAD_INPUT)
+    if state.get("reference_error"):  # unusable input, not a run to resume: nothing is judged against it
+        _fail(f"the reference {reference} fails, so no candidate can be judged against it: "
+              f"{state['reference_error']}; fix the problem file and start a new run", code=BAD_INPUT)
     code = exit_code(status, summary["improved"], by_user)
     if code != OK:
         raise typer.Exit(code=code)

@@ -124,8 +124,9 @@ def review_plan(state: OptimizeState, runtime: Ctx) -> Command[Literal["select",
         while (answer or {}).get("action") == "edit" and not ctx.uses_llm:  # refused: ask again, saying why
             answer = interrupt({**question, "notice": f"edit refused: {NO_MODEL_TO_EDIT}"})
         action = (answer or {}).get("action", "approve")
-        if action == "stop":
-            return Command(goto="finish", update={"stop_reason": "stopped by the user at the plan",
+        if action == "stop":  # the plans answered before it stand
+            return Command(goto="finish", update={"variants": changed(tree, state.get("planning", [])),
+                                                  "events": events, "stop_reason": "stopped by the user at the plan",
                                                   "status": "stopped", "planning": []})
         if action == "skip":
             tree.get(parent_id).ideas, tree.get(parent_id).exhausted = [], True
@@ -177,23 +178,29 @@ def code(state: dict[str, Any], runtime: Ctx) -> dict[str, Any]:
 def review_code(state: OptimizeState, runtime: Ctx) -> Command[Literal["gate", "finish"]]:
     if not runtime.context.interactive:
         return Command(goto="gate")
-    tree, events = tree_of(state), []
-    for variant_id in state.get("pending", []):
+    tree, events, pending = tree_of(state), [], state.get("pending", [])
+    # Answered before a stop: a run that goes on asks only about the rest (a skip is settled, an edit is the code).
+    reviewed = [i for i in state.get("reviewed", []) if i in pending]
+    for variant_id in pending:
         variant = tree.get(variant_id)
-        if variant.settled or not variant.source:
+        if variant.settled or not variant.source or variant_id in reviewed:
             continue
         answer = interrupt({"kind": "code", "variant": variant.id, "idea": variant.idea, "source": variant.source})
         action = (answer or {}).get("action", "approve")
-        if action == "stop":
-            return Command(goto="finish", update={"stop_reason": "stopped by the user before judging",
-                                                  "status": "stopped"})
+        if action == "stop":  # the answers before it stand: kept with the stop
+            return Command(goto="finish", update={"variants": changed(tree, pending), "events": events,
+                                                  "reviewed": reviewed, "status": "stopped",
+                                                  "stop_reason": "stopped by the user before judging"})
         if action == "skip":
             tree.mark_failed(variant.id, "skipped by the user")
             events.append(f"{variant.id} skipped by the user")
-        elif action == "edit" and answer.get("source"):
+            continue
+        if action == "edit" and answer.get("source"):
             was = variant.origin
             tree.write_code(variant.id, answer["source"])
             # The verdict is the user's code's, not the recipe's or the coder's: remembered and reported as such.
             variant.origin, variant.idea = "user", f"the user's edit of a {was} candidate: {variant.idea}"
             events.append(f"{variant.id} edited by the user (was {was})")
-    return Command(goto="gate", update={"variants": changed(tree, state.get("pending", [])), "events": events})
+        reviewed.append(variant.id)
+    return Command(goto="gate", update={"variants": changed(tree, pending), "events": events,
+                                        "reviewed": reviewed})

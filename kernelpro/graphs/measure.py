@@ -8,6 +8,7 @@ before the run (``judged_before``: a suite's compile baselines) is not judged ag
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from langgraph.types import Command
@@ -136,7 +137,9 @@ def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "fin
             return Command(goto="finish", update={**update, "status": "failed", "too_big": result.message,
                                                   "stop_reason": f"too big for this machine: {result.message}"})
         if result.reason == "reference_failed":
-            return Command(goto="finish", update={**update, "status": "failed",
+            # Its own error is the problem file's to fix; out of GPU memory is the machine's, and resumable.
+            own = {} if result.out_of_gpu_memory else {"reference_error": error_line(result.message)}
+            return Command(goto="finish", update={**update, **own, "status": "failed",
                                                   "stop_reason": f"the reference itself fails: {result.message[:300]}"})
         if result.problem_findings:  # no candidate on this problem can be an improvement: say why and stop
             found = result.problem_findings[0]
@@ -167,6 +170,14 @@ def profile(state: OptimizeState, runtime: Ctx) -> Command[Literal["interpret", 
         events.append(f"profile {variant.id}: {report.headline}")
     update = {"variants": changed(tree, state.get("judged", [])), "gpu_s": gpu_s, "events": events}
     return Command(goto="interpret" if profiled and ctx.uses_llm else "critique", update=update)
+
+
+def error_line(message: str) -> str:
+    """A failure in one line: what was raised, and where in the problem's file (the worker's copy is
+    ``reference.py``: ``reference.py:13 in forward: ...`` reads ``line 13 in forward: ...``)."""
+    first, *rest = [line.strip() for line in message.splitlines() if line.strip()] or [message]
+    where = re.sub(r"^reference\.py:(\d+)", r"line \1", rest[0]) if rest else ""
+    return f"{first} ({where})" if where else first
 
 
 def record_judged(ctx: OptimizeContext, variants: list[Variant], results: list[EvalResult]) -> list[str]:

@@ -126,6 +126,11 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
         outcome = f"best {best.id} at {speedup_text(best.deciding_speedup, best.speedup_ci95)}"
         if tree.objective != "time":
             outcome = f"best {best.id} at {best_under_objective(best, tree.objective)}"
+    elif state.get("reference_error"):
+        outcome = "the reference fails, so no candidate can be judged against it: fix the problem file"
+    elif not state.get("iteration"):  # no verdict at all: nothing says to keep the reference yet
+        outcome = (f"nothing judged yet; kernelpro optimize --resume {ctx.files.root.name} goes on"
+                   if status == "stopped" else "nothing judged: no candidate reached the judge")
     elif state.get("too_big"):
         outcome = "too big for this machine: no candidate can be judged within its memory"
     elif degenerate is not None:

@@ -46,7 +46,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
         best_variant_id=best.id if best else None, best_speedup=best.deciding_speedup if best else None,
         best_speedup_ci95=best.speedup_ci95 if best else None,
         no_improvement_reason="" if best else f"too big for this machine: {state['too_big']}" if state.get("too_big")
-        else _no_improvement_reason(tree),
+        else _no_improvement_reason(tree, state, status),
         llm_usage={role: RoleUsage(model=models.get(role), tokens_in=u["prompt_tokens"],
                                    tokens_out=u["completion_tokens"], cost_usd=u["cost_usd"], priced=u["priced"])
                    for role, u in usage.get("by_role", {}).items()},
@@ -125,7 +125,12 @@ def _gate_summary(gate: Any, tree: Any) -> dict[str, Any]:
             "gate_saved_s": count * mean}
 
 
-def _no_improvement_reason(tree: Any) -> str:
+def _no_improvement_reason(tree: Any, state: dict[str, Any] | None = None, status: str = "") -> str:
+    state = state or {}
+    if state.get("reference_error"):
+        return f"the reference fails: {state['reference_error']}"
+    if not any(v.kind != "reference" and v.result is not None for v in tree):
+        return "stopped before any candidate was judged" if status == "stopped" else "no candidate was judged"
     degenerate = tree.problem_finding()
     if degenerate is not None:
         return f"the problem is degenerate ({degenerate['reason']}): {degenerate['message']}"

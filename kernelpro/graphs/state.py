@@ -37,6 +37,7 @@ class OptimizeState(TypedDict, total=False):
     variants: Annotated[dict[str, dict[str, Any]], merge]  # VariantTree.to_state(), a node's changes merged in
     planning: list[str]  # variants waiting for a plan (the policy asked for ideas)
     pending: list[str]  # the batch: children born from this step's expansions, waiting for code and verdicts
+    reviewed: list[str]  # of the batch, the candidates the user approved or edited: not asked again on --resume
     judged: list[str]  # the batch's variants that got a verdict, for profile, interpret, critique, observe
     iteration: int  # candidates with a verdict (the last one's sequence number)
     answered_before: int  # of those, answered from verdicts taken before the run (free: not counted by max_iters)
@@ -46,4 +47,5 @@ class OptimizeState(TypedDict, total=False):
     events: Annotated[list[str], operator.add]  # what happened, one line each, for the report and the terminal
     status: RunStatus
     stop_reason: str
+    reference_error: str  # the reference's own failure (its forward raises): the problem file cannot be used
     too_big: str  # why the problem cannot be judged within this machine's memory (harness.footprint)

@@ -97,8 +97,55 @@ def test_a_run_stopped_at_a_prompt_is_resumed_with_a_new_budget(tmp_path, monkey
                                 "--interactive", "--max-iters", "1", "--run-id", "r1", *common], input="t\n")
     assert first.exit_code == INTERRUPTED, first.output
     assert "stopped by the user at the plan" in RunFiles(runs / "r1").root.joinpath("report.md").read_text()
+    ending = " ".join(first.output.split())
+    assert "stopped before any candidate was judged; resume with: kernelpro optimize --resume r1" in ending
+    assert "keep the reference" not in ending  # nothing was judged that could say so
     again = runner.invoke(app, ["optimize", "--resume", "r1", "--max-iters", "2", *common], input="s\nt\n")
     assert again.exit_code == INTERRUPTED, again.output
     assert "run r1 had ended (stopped by the user at the plan); it goes on" in again.output
     assert again.output.count("candidate ") >= 2  # two candidates offered: the run went on past the first
     assert RunFiles(runs / "r1").meta()["budgets"]["max_iters"] == 2
+
+
+def test_answers_before_a_stop_are_kept_and_the_edit_is_what_is_judged(tmp_path, monkeypatch):
+    """Approve the plan, edit a candidate from a file, approve one, skip one, stop at the fourth: the stop says
+    nothing was judged yet and how to resume; `--resume` asks only about the fourth and judges the edit."""
+    import json
+    import re
+
+    from kernelpro.cli import app
+    from kernelpro.exit_codes import INTERRUPTED
+    from tests.conftest import DATA
+    from tests.graphs.helpers import HONEST
+
+    monkeypatch.chdir(tmp_path)
+    for key in [k for k in __import__("os").environ if k.startswith("KERNELPRO_")]:
+        monkeypatch.delenv(key)
+    for key, value in {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+                       "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
+                       "KERNELPRO_SEARCH__FINALISTS": "0",
+                       "KERNELPRO_FORECAST__DATASET": str(tmp_path / "judged.jsonl")}.items():
+        monkeypatch.setenv(key, value)
+    mine = tmp_path / "mine.py"
+    mine.write_text(HONEST)
+    runs = tmp_path / "runs"
+    common = ["--runs-dir", str(runs), "--no-memory"]
+    runner = CliRunner()
+    first = runner.invoke(app, ["optimize", str(DATA / "problems" / "scale_relu.py"), "--device", "cpu",
+                                "--interactive", "--max-iters", "4", "--run-id", "r1", *common],
+                          input=f"a\ne\n{mine}\na\ns\nt\n")
+    assert first.exit_code == INTERRUPTED, first.output
+    edited, approved, skipped, stopped_at = re.findall(r"candidate ([0-9a-f]{8}):", first.output)
+    assert f"took your edit: {len(HONEST.splitlines())} lines from {mine}" in first.output
+    assert "stopped before any candidate was judged; resume with: kernelpro optimize --resume r1" in \
+        " ".join(first.output.split())
+    assert "keep the reference" not in first.output.split("finish")[-1]  # nothing was judged to say so
+
+    again = runner.invoke(app, ["optimize", "--resume", "r1", *common], input="s\n")
+    assert again.exit_code == INTERRUPTED, again.output  # stopped at the next batch's prompt: the input ended
+    before_judging = again.output.split(f"judge {edited}")[0]
+    assert re.findall(r"candidate ([0-9a-f]{8}):", before_judging) == [stopped_at]  # the rest were answered
+    logged = {e["variant"]: e for e in map(json.loads, (runs / "r1" / "results.jsonl").read_text().splitlines())}
+    assert set(logged) == {edited, approved}
+    assert logged[edited]["origin"] == "user" and logged[edited]["status"] == "ok"
+    assert (runs / "r1" / "candidates" / f"{edited}.py").read_text() == HONEST

@@ -73,3 +73,30 @@ def test_a_run_stopped_at_a_prompt_goes_on_at_the_candidate_the_stop_left(settin
     assert graph.get_state(config).values["status"] == "running"
     assert any(e.startswith("resumed: the user stopped it; 1 candidate(s)") for e in graph.get_state(config)
                .values["events"])
+
+
+def test_answers_given_before_a_stop_are_kept_and_not_asked_again(settings, tmp_path):
+    """Approve, edit, skip, then stop: the edit is the candidate's code, the skip stands, and the run that goes on
+    asks only about the candidate the stop was asked on (and those after it)."""
+    context = make_context(settings, tmp_path, None, max_iters=4, interactive=True, problem_name="scale_relu")
+    saver = InMemorySaver()
+    graph, config = run(context, saver=saver)
+    graph, config = run(context, Command(resume={"action": "approve"}), saver=saver)  # the plan
+    asked = []
+    for answer in ({"action": "edit", "source": SCALED}, {"action": "approve"}, {"action": "skip"},
+                   {"action": "stop"}):
+        (question,) = graph.get_state(config).interrupts
+        asked.append(question.value["variant"])
+        graph, config = run(context, Command(resume=answer), saver=saver)
+    edited, approved, skipped, stopped_at = asked
+    tree = tree_of(graph, config)
+    assert tree.get(edited).source == SCALED and tree.get(edited).origin == "user"
+    assert tree.get(skipped).failure == "skipped by the user"
+    assert graph.get_state(config).values["reviewed"] == [edited, approved]
+    assert any(e.startswith(f"{edited} edited by the user") for e in graph.get_state(config).values["events"])
+
+    go_on(graph, config, "the user stopped it")
+    graph.invoke(None, config, context=context)
+    (again,) = graph.get_state(config).interrupts
+    assert again.value["variant"] == stopped_at  # the first three are not asked again
+    assert not results_log(context)  # nothing was judged before the stop
