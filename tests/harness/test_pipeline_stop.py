@@ -3,40 +3,41 @@ close's doing, not the candidate's."""
 
 from __future__ import annotations
 
-import tempfile
+import secrets
 import threading
 import time
 
 import pytest
 
 from kernelpro.harness.pipeline import JudgingStopped, Pipeline
+from kernelpro.harness.worker_dirs import worker_root
 from tests.conftest import candidate, problem
 
-HELD = ("import pathlib\nimport time\n\n"
-        "pathlib.Path('judging').write_text('')  # in its own directory, the one place a worker may write\n"
-        "while not pathlib.Path('release').exists():\n"
-        "    time.sleep(0.05)\n\n") + candidate("honest_scale_relu")
-"""The honest candidate, but its import says it is being judged and waits to be released."""
+
+def held(token: str) -> str:
+    """The honest candidate, but its import says it is being judged (``judging-<token>`` in its own directory, the
+    one place a worker may write) and waits to be released."""
+    return (f"import pathlib\nimport time\n\npathlib.Path('judging-{token}').write_text('')\n"
+            "while not pathlib.Path('release').exists():\n"
+            "    time.sleep(0.05)\n\n") + candidate("honest_scale_relu")
 
 
-def test_a_close_while_judging_gives_no_verdict_and_says_the_batch_was_stopped(settings, tmp_path, monkeypatch):
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # where the worker's directories are made
+def test_a_close_while_judging_gives_no_verdict_and_says_the_batch_was_stopped(settings):
+    token = secrets.token_hex(8)
     handed: list = []
     raised: list[BaseException] = []
     pipeline = Pipeline("cpu", settings)
 
     def judge() -> None:
         try:
-            pipeline.judge([(problem("scale_relu"), HELD)], on_verdict=lambda i, r: handed.append(r))
+            pipeline.judge([(problem("scale_relu"), held(token))], on_verdict=lambda i, r: handed.append(r))
         except BaseException as error:  # noqa: BLE001 - what the batch ended with is the test's subject
             raised.append(error)
 
     batch = threading.Thread(target=judge)
     batch.start()
     deadline = time.monotonic() + 120
-    while not list(scratch.glob("kernelpro-*/**/judging")):
+    while not list(worker_root().glob(f"kernelpro-*/kernelpro-*/judging-{token}")):  # a worker's, then its job's
         assert batch.is_alive() and time.monotonic() < deadline, (handed, raised)
         time.sleep(0.05)
     pipeline.close()  # as the run does on Ctrl-C: the worker is killed under the candidate
