@@ -159,7 +159,7 @@ def test_stopping_at_the_plan_stops_the_run(settings, tmp_path):
 
 def test_a_spent_time_budget_stops_before_any_model_call(settings, tmp_path):
     agents = scripted_agents()
-    graph, config = run(make_context(settings, tmp_path, agents, max_iters=5, time_s=0.0))
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=5, time_s=1e-9))  # spent before the first step
     state = state_of(graph, config)
     assert state["status"] == "stopped" and "time budget" in state["stop_reason"]
     assert not agents["planner"].requests
@@ -235,7 +235,7 @@ def test_a_re_judgment_that_breaks_leaves_the_first_verdicts_deciding(settings, 
     agents = scripted_agents(planner=[plan_reply("fuse")], coder=[code_reply(HONEST)], critic=[review_reply()])
     context = make_context(settings, tmp_path, agents, max_iters=1)
 
-    def broken(problem, sources):
+    def broken(problem, sources, until=None):
         raise RuntimeError("no worker could start")
 
     context.evaluate.rejudge = broken
@@ -317,11 +317,11 @@ def test_a_run_killed_while_judging_resumes_with_its_candidates_written(settings
     judge_many = context.evaluate.judge_many
     batches = []
 
-    def dies_once(problem, sources, on_verdict=None):
+    def dies_once(problem, sources, on_verdict=None, until=None):
         batches.append(list(sources))
         if len(batches) == 1:
             raise Killed("the run died while judging")
-        return judge_many(problem, sources, on_verdict=on_verdict)
+        return judge_many(problem, sources, on_verdict=on_verdict, until=until)
 
     context.evaluate.judge_many = dies_once
     graph = builder().compile(checkpointer=InMemorySaver())
@@ -358,12 +358,12 @@ def test_a_run_killed_after_one_verdict_of_its_batch_judges_only_the_rest(settin
     judge_many = context.evaluate.judge_many
     batches = []
 
-    def dies_after_one(problem, sources, on_verdict=None):
+    def dies_after_one(problem, sources, on_verdict=None, until=None):
         batches.append(list(sources))
         if len(batches) == 1:
-            [first] = judge_many(problem, sources[:1], on_verdict=on_verdict)
+            [first] = judge_many(problem, sources[:1], on_verdict=on_verdict, until=until)
             raise Killed("the run died while judging the second")
-        return judge_many(problem, sources, on_verdict=on_verdict)
+        return judge_many(problem, sources, on_verdict=on_verdict, until=until)
 
     context.evaluate.judge_many = dies_after_one
     graph = builder().compile(checkpointer=InMemorySaver())
