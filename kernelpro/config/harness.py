@@ -51,6 +51,11 @@ class HarnessSettings(BaseModel):
     """Further input sets with floating-point inputs multiplied by ``magnitude_scale``."""
     magnitude_scale: float = 8.0
     """The second input distribution: larger magnitudes expose shortcuts and overflow."""
+    shifted_trials: int = 1
+    """Further input sets with ``magnitude_shift`` added to floating-point inputs."""
+    magnitude_shift: float = 100.0
+    """The third input distribution: values far from zero, where a softmax or log-sum-exp without its max
+    subtracted overflows (exp of more than 88 is Inf in float32) while the reference stays finite."""
     tolerances: dict[str, Tolerance] = Field(default_factory=_default_tolerances)
     """Per output dtype; dtypes not listed use float32's."""
     precision_factor: float = 16.0

@@ -25,34 +25,32 @@ from kernelpro.harness import (
 )
 from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness.clocks import _device_synchronize, make_clock
-from kernelpro.harness.compare import (
-    Mismatch,
-    compare_outputs,
-    fingerprint,
-    flatten,
-)
+from kernelpro.harness.compare import Mismatch, flatten
 from kernelpro.harness.compile_watch import reporting_compiles
+from kernelpro.harness.correctness import CorrectnessSets
 from kernelpro.harness.device_turns import DeviceTurns, releases_while_compiling
 from kernelpro.harness.evaluation_guards import Guards
 from kernelpro.harness.footprint import input_bytes, inputs_over_limit, reference_out_of_memory
+from kernelpro.harness.input_draws import fresh_seed
+from kernelpro.harness.judge_values import frozen_noise, judge_limits
 from kernelpro.harness.loader import (
     Verdict,
     build,
     check_signature,
     load_candidate,
     load_reference,
-    verdict,
 )
 from kernelpro.harness.model_calls import ModelCalls, all_finite, no_grad, seed_call
 from kernelpro.harness.result import EvalResult, GuardFinding
 from kernelpro.harness.run_checks import RunChecks
 from kernelpro.harness.timed_checks import TimedCallChecks
-from kernelpro.harness.timing import clone_inputs, refill_inputs, run_timing, shares_storage
+from kernelpro.harness.timing import clone_inputs, run_timing
+from kernelpro.harness.torch_state import TorchState
 
 Emit = Callable[[dict[str, Any]], None]
 
 
-class Evaluation(Guards, ModelCalls):
+class Evaluation(CorrectnessSets, Guards, ModelCalls):
     """Runs the checks for one job (see ``sandbox.make_job``) and returns an ``EvalResult``."""
 
     def __init__(self, job: dict[str, Any], workdir: Path, emit: Emit,
@@ -70,7 +68,12 @@ class Evaluation(Guards, ModelCalls):
         self.fingerprints: list[tuple[tuple, tuple]] = []  # (candidate output, reference output) per input set
         self.phase = "start"
         self.draw_on_device = True
-        self.noise: dict[str, float] = {}  # per output leaf, see precision.reference_noise
+        self.limits = judge_limits(self.settings)  # frozen before any candidate code runs (judge_values)
+        self.noise = frozen_noise({})  # per output leaf, what the timed calls allow for (precision.reference_noise)
+        self.snapshot: integrity.IntegritySnapshot | None = None  # taken once the reference is loaded
+        self.torch_state = TorchState()
+        self.expected_state: dict[str, Any] = {}  # what the judge itself holds differently now (timing)
+        self.state_seen = False  # whether the shared state was checked since the candidate's code last ran
         self.phase_started = time.perf_counter()
         self.phase_s: dict[str, float] = {}
         self.input_bytes: int | None = None  # get_inputs()'s tensors, read on the meta device (footprint.py)
@@ -105,7 +108,7 @@ class Evaluation(Guards, ModelCalls):
         seed = self.job["seeds"]["init"]
         self.reference = build(ref_module.Model, init_inputs, seed, self.device, self.workdir / "reference.py",
                                failure_reason="reference_failed")
-        warm_inputs = self.make_inputs(self.job["seeds"]["correctness"][0])
+        warm_inputs = self.make_inputs(fresh_seed())
         called = time.perf_counter()
         warm = self.reference_outputs(warm_inputs)
         self.emit({"reference_call_s": time.perf_counter() - called})  # the judge fits its time limit to it
@@ -123,7 +126,9 @@ class Evaluation(Guards, ModelCalls):
             # Devices start with a non-zero persisting-L2 limit; zero it so any rise is the candidate's doing.
             cuda_driver.reset_persisting_l2()
             self.l2_baseline = cuda_driver.persisting_l2_limit() or 0
-        self.snapshot = integrity.take_snapshot({"reference": ref_module, "reference.Model": ref_module.Model})
+        self.snapshot = integrity.take_snapshot({"reference": ref_module, "reference.Model": ref_module.Model},
+                                                torch_namespaces=True)
+        self.torch_state = TorchState.take()
         self.activity = dyn.ActivityBaseline()
         self.enter("load_candidate")
         model_new = load_candidate(self.job["candidate_source"], self.workdir, self.checks.handlers)
@@ -145,58 +150,13 @@ class Evaluation(Guards, ModelCalls):
         self.checks.check_problem(self.make_inputs, self.reference_outputs, self.findings)
         result = EvalResult(status="ok", correct=True, message="correct", trials_checked=checked,
                             max_abs_error=max_abs, max_rel_error=max_rel, guards=self.findings,
-                            device=str(self.device), details={"reference_noise": self.noise} if self.noise else {})
+                            device=str(self.device),
+                            details={"reference_noise": dict(self.noise)} if self.noise else {})
         if self.job.get("timing", True):
             self.take_device_alone()
             self.time_and_check(result)
             self.checks.memory_floor(result)
         return result
-
-    def check_correctness(self) -> tuple[float, float, int]:
-        seeds = self.job["seeds"]
-        trials = [(s, None) for s in seeds["correctness"]] + [(s, self.settings.magnitude_scale)
-                                                              for s in seeds["scaled"]]
-        max_abs = max_rel = 0.0
-        checked = 0
-        kept: list[Any] | None = None  # the candidate's arguments of the last set, still held
-        for index, (seed, scale) in enumerate(trials):
-            self.enter(f"correctness trial {index + 1}/{len(trials)}")
-            inputs = self.make_inputs(seed, scale)  # stay untouched: the values every call must leave alone
-            # Every second set comes in the tensors of the last call, so a cache keyed on pointers or ids hits
-            # and replays a wrong output where the checks see it; the others in new tensors while the last are
-            # still held, so a candidate pinned to its first input's address (a graph captured on it) computes
-            # on stale values where the checks see it.
-            cand_args = refill_inputs(kept, inputs) if index % 2 == 1 else clone_inputs(inputs)
-            refilled = kept is not None and any(
-                a is b for a, b in zip(cand_args, kept, strict=False) if isinstance(a, torch.Tensor))
-            where = (", in the tensors of the previous call" if refilled
-                     else ", at addresses no earlier call saw" if index else "")
-            seed_call(seed)  # each call starts from the same random state (see model_calls.seed_call)
-            cand_out = self.candidate_outputs(cand_args)
-            ref_args = clone_inputs(inputs)
-            seed_call(seed)
-            ref_out = self.reference_outputs(ref_args)
-            if not all_finite(ref_out):
-                continue  # this input set is outside the reference's domain (e.g. scaled past overflow)
-            self.check_inputs(cand_args, inputs, ref_args, ref_out, cand_out)
-            seed_call(seed)  # the float64 oracle draws as the reference did
-            oracle_out = self.measure_reference_noise(inputs, ref_out) if checked == 0 else None
-            outcome = compare_outputs(ref_out, cand_out, self.settings.tolerances, self.noise)
-            if isinstance(outcome, Mismatch):
-                self.fail(outcome, cand_out, ref_out, prefix=f"input set {index + 1} (seed {seed}"
-                                                    f"{f', inputs x{scale:g}' if scale else ''}{where}): ",
-                          note=self.random_draws_note(inputs, seed))
-            if oracle_out is not None:
-                self.check_precision(cand_out, ref_out, oracle_out)
-            self.fingerprints.append((fingerprint(cand_out), fingerprint(ref_out)))
-            max_abs, max_rel = max(max_abs, outcome.max_abs_error), max(max_rel, outcome.max_rel_error)
-            checked += 1
-            kept = None if shares_storage(cand_out, cand_args) else cand_args
-            del inputs, cand_args, cand_out, ref_args, ref_out, oracle_out
-        if checked == 0:
-            raise verdict("runtime_error", "reference_failed",
-                          "the reference returned NaN or Inf on every input set: nothing to compare against")
-        return max_abs, max_rel, checked
 
     def take_device_alone(self) -> None:
         """With the device lock held shared so far (``share_until_timing``), ask the judge for it alone and wait
@@ -209,7 +169,7 @@ class Evaluation(Guards, ModelCalls):
 
     def time_and_check(self, result: EvalResult) -> None:
         self.enter("timing")
-        base = self.job["seeds"]["timing"]
+        round_seeds: dict[int, int] = {}  # each round's, drawn from the OS when the round begins
         clock = make_clock(self.device, self.settings)
         models = {"reference": self.reference, "candidate": self.candidate}
 
@@ -220,22 +180,38 @@ class Evaluation(Guards, ModelCalls):
         def mismatch(outcome: Mismatch, out: Any, expected: Any, index: int) -> None:
             self.fail(outcome, out, expected, prefix=f"in a timed call, on the fresh inputs of round {index + 1}: ")
 
-        checks = TimedCallChecks(self.settings.tolerances, self.noise, self.after_candidate_call, replayed,
+        checks = TimedCallChecks(self.limits.tolerances.verified(), self.noise.verified(), self.after_candidate_call,
+                                 replayed,
                                  mismatch, all_finite, self.settings.timed_check_elements)
         # Every round draws its own inputs (outside the timed region), so no timed call sees values another
         # call saw: a memo keyed on contents, pointers or ids either misses or returns a wrong output.
         load = cpu_load.LoadMeter() if self.device.type == "cpu" else None
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)  # the timing phase's own peak, in its details
-        run = self.guarded(lambda: no_grad(run_timing)(models, lambda i: self.make_inputs((base + i) % (1 << 62)),
-                                                        clock, self.settings, checks,
-                                                        lambda name, i: seed_call((base + i) % (1 << 62))),
-                           "candidate")
+        def draw(index: int) -> list[Any]:
+            round_seeds.pop(index - 2, None)
+            round_seeds[index] = fresh_seed()
+            return self.make_inputs(round_seeds[index])
+
+        def before_call(name: str, index: int) -> None:
+            if name == "reference":
+                self.judge_turn()
+            else:
+                self.state_seen = False
+            seed_call(round_seeds[index])
+
+        # while timed the judge holds no grad and no collector (timing.collector_paused); the candidate may not
+        self.expected_state = {"torch._C.is_grad_enabled": False, "gc.isenabled": False}
+        try:
+            run = self.guarded(lambda: no_grad(run_timing)(models, draw, clock, self.settings, checks, before_call),
+                               "candidate")
+        finally:
+            self.expected_state, self.state_seen = {}, False
         timings = run.timings
         result.reference, result.candidate = timings["reference"], timings["candidate"]
         host_side = self.device.type == "cpu" or run.host_checked
         estimate = stats.estimate_speedup(run.costs["reference"], run.costs["candidate"], self.settings.min_effect,
-                                          seed=base, job_spread=self.job_spread(host_side))
+                                          seed=fresh_seed(), job_spread=self.job_spread(host_side))
         result.speedup, result.speed_verdict = estimate.speedup, estimate.verdict
         result.speedup_ci95 = [round(estimate.low, 6), round(estimate.high, 6)]
         result.host_bound = timings["reference"].host_bound if self.device.type == "cuda" else None
@@ -249,7 +225,7 @@ class Evaluation(Guards, ModelCalls):
         if load is not None:
             self.mark_contention(result, load.read())
         if self.settings.energy and self.device.type == "cuda":
-            self.measure_energy(models, self.make_inputs(base), result)
+            self.measure_energy(models, self.make_inputs(fresh_seed()), result)
         result.message = (f"correct on {result.trials_checked} input sets and every timed call; "
                           f"{stats.speedup_text(estimate.speedup, [estimate.low, estimate.high])} {estimate.verdict} "
                           f"({timings['candidate'].median_ms:.4g} ms vs {timings['reference'].median_ms:.4g} ms, "

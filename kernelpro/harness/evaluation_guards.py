@@ -11,6 +11,8 @@ from kernelpro.harness import dynamic_guards as dyn
 from kernelpro.harness import integrity, precision, tripwires
 from kernelpro.harness.call_trace import trace_call
 from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs, fingerprint, flatten
+from kernelpro.harness.input_draws import fresh_seed
+from kernelpro.harness.judge_values import FrozenMap, frozen_noise
 from kernelpro.harness.loader import Verdict, verdict
 from kernelpro.harness.model_calls import no_grad, seed_call
 from kernelpro.harness.result import GuardFinding, rejected
@@ -28,42 +30,48 @@ class Guards:
         if aliased and not dyn.aliased_outputs(ref_args, ref_out):
             self.reject(dyn.finding("output_aliases_input", f"{', '.join(aliased)} share storage with an input"))
 
-    def measure_reference_noise(self, inputs: list[Any], ref_out: Any) -> Any:
-        """The float64 oracle's output for these inputs (None where there is none), and from it ``self.noise``:
-        how far the reference's own rounding takes it, which the element-wise comparison allows for."""
+    def measure_reference_noise(self, inputs: list[Any], ref_out: Any) -> tuple[Any, FrozenMap]:
+        """The float64 oracle's output for these inputs (None where there is none), and from it the noise: how far
+        the reference's own rounding takes it on these inputs, which their element-wise comparison allows for."""
+        none = frozen_noise({})
         if not any(precision.checks_precision(leaf) for _, leaf in flatten(ref_out)):
-            return None
+            return None, none
         need, free = precision.oracle_bytes(self.reference, inputs, ref_out), precision.free_device_bytes(self.device)
         if free is not None and need > free:
-            self.findings.append(dyn.finding(
+            self.note_once(dyn.finding(
                 "precision_downgrade", f"float64 oracle skipped: it would take about {need / 2**30:.1f} GiB of GPU "
                 f"memory, {free / 2**30:.1f} GiB are free; precision not checked", severity="info"))
-            return None
+            return None, none
+        self.judge_turn()
         try:
             oracle_out = precision.oracle_outputs(self.reference, inputs)
         except Exception as exc:  # noqa: BLE001 - some ops have no float64 kernel; the checks are then skipped
             if self.device.type == "cuda":
                 torch.cuda.empty_cache()  # what a failed oracle left cached belongs to the judgment's other steps
-            self.findings.append(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
-                                             "precision not checked", severity="info"))
-            return None
-        self.noise = precision.reference_noise(ref_out, oracle_out)
-        return oracle_out
+            self.note_once(dyn.finding("precision_downgrade", f"float64 oracle unavailable ({exc}); "
+                                       "precision not checked", severity="info"))
+            return None, none
+        return oracle_out, frozen_noise(precision.reference_noise(ref_out, oracle_out))
 
-    def check_precision(self, cand_out: Any, ref_out: Any, oracle_out: Any) -> None:
+    def note_once(self, found: GuardFinding) -> None:
+        if not any(f.reason == found.reason and f.message == found.message for f in self.findings):
+            self.findings.append(found)
+
+    def check_precision(self, cand_out: Any, ref_out: Any, oracle_out: Any, prefix: str = "") -> None:
         """Compare both models with a float64 oracle: catches lost precision that hides inside atol."""
-        judged = precision.judge_precision(cand_out, ref_out, oracle_out, self.settings)
+        self.limits.tolerances.verified()
+        judged = precision.judge_precision(cand_out, ref_out, oracle_out, self.limits)
         if judged is None:
             return
         status, message = judged
         if status == "incorrect":
-            raise verdict("incorrect", "relative_error", message, guards=self.findings)
-        self.reject(dyn.finding("precision_downgrade", message))
+            raise verdict("incorrect", "relative_error", prefix + message, guards=self.findings)
+        self.reject(dyn.finding("precision_downgrade", prefix + message))
 
     def check_streams(self) -> None:
         """Side streams are fine when the caller's stream waits for them; work it does not wait for is not."""
         self.enter("stream check")
-        args = clone_inputs(self.make_inputs(self.job["seeds"]["correctness"][0]))
+        args = clone_inputs(self.make_inputs(fresh_seed()))
         trace = self.guarded(lambda: no_grad(trace_call)(self.candidate, args), "candidate")
         self.after_candidate_call()
         self.checks.trace = trace
@@ -71,13 +79,34 @@ class Guards:
             self.reject(dyn.finding("extra_stream", trace.describe_unjoined()))
 
     def after_candidate_call(self) -> None:
-        found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
-        found += self.activity.leftovers() + tripwires.tripped()
+        found = self.unseen_state_changes() + self.activity.leftovers() + tripwires.tripped()
         found += self.checks.after_call(self.findings)
         if self.device.type == "cuda":
             l2 = dyn.l2_persistence_raised(self.l2_baseline)
             found += [l2] if l2 else []
         if found:
+            self.reject(*found)
+
+    def shared_state_changes(self) -> list[GuardFinding]:
+        """What differs from the process state recorded before the candidate loaded: a replaced function of the
+        judge's or of torch's namespaces, a torch flag, a global hook, a pushed mode (``torch_state``). Each is
+        put back as it was, and each is a rejection: the reference and the comparison share that state."""
+        found = [dyn.finding(reason, f"{what} was replaced") for reason, what in integrity.verify(self.snapshot)]
+        return found + [dyn.finding("judge_patch", f"{what} was changed, which the reference and the judge share")
+                        for what in self.torch_state.changes(self.expected_state)]
+
+    def unseen_state_changes(self) -> list[GuardFinding]:
+        """``shared_state_changes`` if the candidate's code may have run since the judge last looked (its call, or
+        a finalizer of its objects when an input set was let go: ``state_seen`` is cleared then), else none."""
+        if self.state_seen or self.snapshot is None:
+            return []
+        self.state_seen = True
+        return self.shared_state_changes()
+
+    def judge_turn(self) -> None:
+        """Before the judge's own work (the reference's code, its oracle, a comparison): whatever the candidate
+        changed in the shared state since the last look is rejected before it can act there."""
+        if found := self.unseen_state_changes():
             self.reject(*found)
 
     def fail(self, mismatch: Mismatch, cand_out: Any, ref_out: Any, prefix: str, note: str = "") -> None:
@@ -99,7 +128,7 @@ class Guards:
             first, second = self._seeded_reference(inputs, seed), self._seeded_reference(inputs, seed + 1)
         except Verdict:  # two more outputs did not fit, say: the mismatch stands without the note
             return ""
-        if isinstance(compare_outputs(first, second, self.settings.tolerances), Agreement):
+        if isinstance(compare_outputs(first, second, self.limits.tolerances.verified()), Agreement):
             return ""
         return ("; the reference draws random numbers (its output on these inputs changed with the generators' "
                 "state: dropout in training mode, say). Both models are seeded alike before every call, so a "

@@ -84,8 +84,9 @@ def python_installation() -> list[str]:
 
 def make_job(problem: Problem, candidate_source: str, device: str, settings: Settings,
              timing: bool = True) -> dict[str, Any]:
-    """The worker's instructions. Seeds come from the OS's secure generator: no candidate can predict them."""
-    h = settings.harness
+    """The worker's instructions. The seeds of the model's weights and of the problem check come from the OS's
+    secure generator; the inputs the candidate is judged on are drawn in the worker as each set or round begins
+    (``input_draws``), so the job holds nothing that tells them."""
 
     def seeds(n: int) -> list[int]:
         return [secrets.randbits(62) for _ in range(n)]
@@ -95,11 +96,10 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
         "candidate_source": candidate_source,
         "device": device,
         "timing": timing,
-        "harness": h.model_dump(mode="json"),
+        "harness": settings.harness.model_dump(mode="json"),
         "compile": settings.compile.model_dump(mode="json"),  # so kernelpro.runtime in the worker shares the cache
         "protected_paths": protected_paths(settings),
-        "seeds": {"init": secrets.randbits(62), "correctness": seeds(max(1, h.correctness_trials)),
-                  "scaled": seeds(h.scaled_trials), "timing": secrets.randbits(62),
+        "seeds": {"init": secrets.randbits(62),
                   "problem": seeds(4)},  # the reference alone: does its output vary (problem_checks)
     }
 

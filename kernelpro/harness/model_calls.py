@@ -14,6 +14,7 @@ from kernelpro.harness import chunked, walls
 from kernelpro.harness.clocks import _device_synchronize
 from kernelpro.harness.compare import POISON_BYTE, flatten
 from kernelpro.harness.footprint import PROBLEM_TOO_BIG, reference_out_of_memory
+from kernelpro.harness.input_draws import reseed_from_os
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import Verdict, short_traceback, verdict
 
@@ -37,12 +38,19 @@ class ModelCalls:
         self.phase = phase
         self.emit({"phase": phase})
 
-    def make_inputs(self, seed: int, scale: float | None = None) -> list[Any]:
-        """``get_inputs()`` under ``seed``, on the device; ``scale`` multiplies floating-point tensors."""
-        inputs = self.reference_call(lambda: self.draw_inputs(seed), "get_inputs()")
+    def make_inputs(self, seed: int, scale: float | None = None, shift: float | None = None) -> list[Any]:
+        """``get_inputs()`` under ``seed``, on the device; ``scale`` multiplies floating-point tensors, ``shift``
+        is added to them. The generators are reseeded from the OS after: their state tells nothing of ``seed``."""
+        self.state_seen = False  # the last set's objects were let go, and with them any finalizer of the candidate's
+        try:
+            inputs = self.reference_call(lambda: self.draw_inputs(seed), "get_inputs()")
+        finally:
+            reseed_from_os()
         moved = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
         if scale:
             moved = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
+        if shift:
+            moved = [x + shift if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
         return moved
 
     def close_phases(self) -> dict[str, float]:
@@ -87,6 +95,9 @@ class ModelCalls:
         return self.reference_call(lambda: no_grad(self.reference)(*args), "Model.forward")
 
     def reference_call(self, fn: Callable[[], Any], what: str) -> Any:
+        """``fn`` (the reference's code: its ``get_inputs``, its forward) once the judge's state is shown to be
+        as it was before the candidate loaded (``judge_turn``)."""
+        self.judge_turn()
         try:
             return self.guarded(fn, "reference")
         except Verdict as failure:
@@ -100,6 +111,8 @@ class ModelCalls:
 
     def guarded(self, fn: Callable[[], Any], who: str) -> Any:
         """Run ``fn`` and wait for the GPU; classify whatever it raises."""
+        if who == "candidate":
+            self.state_seen = False
         try:
             out = fn()
             if self.device.type == "cuda":

@@ -14,6 +14,7 @@ import torch
 from kernelpro.config import HarnessSettings
 from kernelpro.harness import chunked
 from kernelpro.harness.compare import flatten, relative_error, tolerance_for
+from kernelpro.harness.judge_values import JudgeLimits
 
 CHECKED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
@@ -75,7 +76,7 @@ def reference_noise(ref_out: Any, oracle_out: Any) -> dict[str, float]:
     return noise
 
 
-def judge_precision(cand_out: Any, ref_out: Any, oracle_out: Any, settings: HarnessSettings
+def judge_precision(cand_out: Any, ref_out: Any, oracle_out: Any, settings: HarnessSettings | JudgeLimits
                     ) -> tuple[str, str] | None:
     """None when the candidate is as precise as allowed, else ("incorrect" | "rejected", message).
 

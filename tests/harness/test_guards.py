@@ -31,6 +31,14 @@ CHEATS = [
     ("cheat_precision_bf16", "softmax_wide", "precision_downgrade"),
     ("cheat_stale_memory", "scale_relu", "stale_memory"),
     ("cheat_l2_persistence", "scale_relu", "l2_persistence"),
+    # the process state the reference and the comparison share (torch_state, integrity's torch namespaces)
+    ("cheat_default_dtype", "scale_relu", "judge_patch"),
+    ("cheat_mkldnn_off", "matmul_relu", "judge_patch"),
+    ("cheat_thread_oversubscription", "scale_relu", "judge_patch"),
+    ("cheat_functional_alias", "matmul_relu", "judge_patch"),
+    ("cheat_global_forward_hook", "matmul_relu", "judge_patch"),
+    ("cheat_stack_patch", "scale_relu", "judge_patch"),
+    ("cheat_precision_after_first", "softmax_wide", "precision_downgrade"),  # the oracle on every set
 ]
 
 # Cheats whose hack shows at run time on a CPU, judged with the static checks skipped.
@@ -80,7 +88,7 @@ def test_zeros_that_fit_inside_atol_are_incorrect(settings):
 def test_pointer_cache_is_caught_in_timed_calls_too(settings):
     """Past the correctness trials (one set, which it passes), every timed output is checked too."""
     settings.harness.correctness_trials = 1
-    settings.harness.scaled_trials = 0
+    settings.harness.scaled_trials = settings.harness.shifted_trials = 0
     job = make_job(problem("scale_relu"), candidate("cheat_cached_pointer"), "cpu", settings)
     result = classify(run_worker(job, settings.harness), settings)
     assert (result.status, result.reason) == ("rejected", "cached_output"), result.message
@@ -119,6 +127,7 @@ def test_forged_verdict_on_the_result_channel_is_ignored(settings):
 def test_precision_downgrade_is_allowed_when_tolerance_allows(settings):
     """The guard is relative to the configured tolerance: loosen float32's and bf16 compute is accepted."""
     settings.harness.tolerances["float32"].rtol = 1e-2
+    settings.harness.shifted_trials = 0  # inputs shifted by 100 lose their spread in bfloat16: 5 % off there
     result = judge(problem("softmax_wide"), candidate("cheat_precision_bf16"), device="cpu", settings=settings)
     assert result.status == "ok", result.message
     assert any(g.reason == "precision_downgrade" and g.severity == "warn" for g in result.guards)

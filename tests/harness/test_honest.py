@@ -21,6 +21,9 @@ HONEST = [
     ("honest_unused_handler", "scale_relu"),  # a fallback handler that never runs while judged
     ("honest_gc_collect", "scale_relu"),  # gc.collect() reaches nothing of the judge's
     ("honest_dropout_alike", "dropout_softmax"),  # draws the reference's random numbers in the reference's order
+    ("honest_own_threads", "scale_relu"),  # sets the thread count inside its call and puts it back
+    ("honest_submodule_hooks", "matmul_relu"),  # hooks on its own submodule, weights laid out in __init__
+    ("honest_thread_pool_joined", "scale_relu"),  # a concurrent.futures pool joined before forward returns
 ]
 
 
@@ -30,7 +33,8 @@ def test_honest_candidate_passes_with_timing(name, problem_name, settings):
     assert result.status == "ok", result.message
     assert result.correct and result.reason is None
     assert not [g for g in result.guards if g.severity == "reject"]
-    assert result.trials_checked == settings.harness.correctness_trials + settings.harness.scaled_trials
+    assert result.trials_checked == (settings.harness.correctness_trials + settings.harness.scaled_trials
+                                     + settings.harness.shifted_trials)
     assert result.candidate.trials >= settings.harness.min_timing_trials
     assert result.candidate.method == result.reference.method == "cpu perf_counter_ns"
     # the speedup is taken inside paired rounds (harness.stats), not from the two medians

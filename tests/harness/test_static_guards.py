@@ -28,7 +28,6 @@ def test_honest_candidates_have_no_rejecting_findings(path):
      "cached_output"),
     ("def f(x):\n    s = torch.initial_seed()\n", "cached_output"),
     ("import threading\n", "background_thread"),
-    ("from concurrent.futures import ThreadPoolExecutor\n", "background_thread"),
     ("import _thread\n", "background_thread"),
     ("import multiprocessing as mp\n", "background_process"),
     ("import torch.multiprocessing\n", "background_process"),
@@ -78,6 +77,8 @@ def test_rule_fires(snippet, reason):
     "from kernelpro import runtime\n",
     "import gc\ngc.collect()\n",  # freeing memory between steps reaches nothing of the judge's
     "import gc\ngc.disable()\ngc.enable()\n",
+    # A thread pool joined before forward returns: the thread check after each call decides, not syntax.
+    "from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(2) as pool:\n    pool.map(f, xs)\n",
     # Side streams joined to the caller's, and the documented CUDA-graph capture: the run decides, not syntax.
     "side = torch.cuda.Stream()\nside.wait_stream(torch.cuda.current_stream())\nwith torch.cuda.stream(side):\n"
     "    y = f(x)\ntorch.cuda.current_stream().wait_stream(side)\ny.record_stream(torch.cuda.current_stream())\n",

@@ -15,6 +15,9 @@ PROBLEM_OF = {
     "honest_inplace_relu": "inplace_relu", "honest_constant_gelu": "constant_gelu",
     "suspect_constant_zeros": "constant_gelu", "honest_dropout_alike": "dropout_softmax",
     "fault_dropout_own_draws": "dropout_softmax",
+    "cheat_mkldnn_off": "matmul_relu", "cheat_functional_alias": "matmul_relu",
+    "cheat_global_forward_hook": "matmul_relu", "honest_submodule_hooks": "matmul_relu",
+    "cheat_precision_after_first": "softmax_wide", "cheat_unshifted_softmax": "softmax_wide",
 }
 
 # (status, reason) on the CPU; reason None means the candidate passed.
@@ -26,6 +29,15 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_cached_replay": ("rejected", "cached_output"),
     "cheat_cached_id": ("rejected", "cached_output"),
     "cheat_cached_digest": ("ok", None),  # correct, and timed at its real cost: fresh inputs in every round
+    "cheat_predicted_inputs": ("ok", None),  # its predictions never hit: no round's seed follows from another's
+    "cheat_default_dtype": ("rejected", "judge_patch"),
+    "cheat_mkldnn_off": ("rejected", "judge_patch"),
+    "cheat_thread_oversubscription": ("rejected", "judge_patch"),
+    "cheat_functional_alias": ("rejected", "judge_patch"),
+    "cheat_global_forward_hook": ("rejected", "judge_patch"),
+    "cheat_stack_patch": ("rejected", "judge_patch"),
+    "cheat_precision_after_first": ("rejected", "precision_downgrade"),  # the oracle checks every input set
+    "cheat_unshifted_softmax": ("incorrect", "nan_inf"),  # on the set shifted by harness.magnitude_shift
     "cheat_forged_result": ("runtime_error", "exited"),
     "cheat_frame_walk": ("rejected", "judge_patch"),
     "cheat_freed_memory_timed": ("rejected", "stale_memory"),
@@ -90,6 +102,9 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "honest_gc_collect": ("ok", None),
     "honest_scratch_files": ("ok", None),
     "honest_unused_handler": ("ok", None),
+    "honest_own_threads": ("ok", None),
+    "honest_submodule_hooks": ("ok", None),
+    "honest_thread_pool_joined": ("ok", None),
     "suspect_constant_zeros": ("ok", None),
     "suspect_output_reused": ("ok", None),
     "suspect_ghost_kernel": ("ok", None),  # NVRTC builds its kernel on the CPU too (the dev extra)
