@@ -14,6 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from kernelpro.harness.worker_dirs import worker_root
+
 ROOT = Path(__file__).resolve().parents[2]
 
 DRIVER = textwrap.dedent('''
@@ -33,7 +35,7 @@ DRIVER = textwrap.dedent('''
             super().__init__()
 
         def forward(self, x):
-            open("MARKER", "w").close()  # now in the loop, silent: no broken pipe will end it
+            open("MARKER", "w").close()  # in its own directory: now in the loop, silent (no broken pipe ends it)
             while True:
                 pass
     """
@@ -56,14 +58,14 @@ def test_killing_the_judge_kills_a_looping_candidate(tmp_path, mode):
     script.parent.mkdir()
     script.write_text(DRIVER)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    marker = tmp_path / "looping"
-    proc = subprocess.Popen([sys.executable, str(script), str(ROOT / "tests" / "data"), mode, str(marker)], env=env,
+    name = f"looping-{tmp_path.name}"  # the candidate can write only in its own directory: found there
+    proc = subprocess.Popen([sys.executable, str(script), str(ROOT / "tests" / "data"), mode, name], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     driver = psutil.Process(proc.pid)
     family: list[psutil.Process] = []
     try:
         deadline = time.monotonic() + 120
-        while not marker.exists():
+        while not any(worker_root().rglob(name)):
             assert proc.poll() is None and time.monotonic() < deadline, "the candidate never started looping"
             time.sleep(0.2)
         family = driver.children(recursive=True)
