@@ -110,7 +110,7 @@ def problem_sources(device: str, matmul_n: int, large_gib: float) -> dict[str, s
 
 def judge_once(tree: Path, problem_file: Path, device: str, budget_s: float, home: Path) -> dict:
     env = {**os.environ, "HOME": str(home), "KERNELPRO_FORECAST__DATASET": str(home / "judged.jsonl"),
-           "PYTHONPATH": str(tree)}
+           "PYTHONPATH": os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])}
     done = subprocess.run([sys.executable, "-c", JUDGE_ONE, str(tree), str(problem_file), device, str(budget_s)],
                           capture_output=True, text=True, env=env, cwd=home, timeout=1800)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
