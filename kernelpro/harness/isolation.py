@@ -14,7 +14,8 @@ it unprivileged:
   it, no TCP bind or connect, and no writes under ``/proc`` (``/proc/self/mem`` included).
 
 A worker that runs candidates (``confine=True``) gets more (``isolation_worker``): a root of its own, writes
-only in its own directory, only the compilers to run, and no Unix socket at all.
+only in its own directory, only the toolchain to run (the compilers, ninja and its shell, Python), and no
+Unix socket at all.
 
 ``hide_this_process`` makes a process that holds credentials (the judge, the CLI) undumpable, so a process
 of the same user without ``CAP_SYS_PTRACE`` cannot read its environment or memory either. Everything here is
@@ -185,7 +186,7 @@ def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[
     ``landlock=False`` leaves Landlock out (see ``LANDLOCK_BREAKS_CUDA``); ``protected`` directories become
     read-only inside it and its capabilities are dropped (``isolation_mounts``). ``confine`` (a worker that runs
     candidates) adds the walls of ``isolation_worker``: a root of its own with its working directory the only
-    one it may write, only the compilers to run, and no Unix socket."""
+    one it may write, only the toolchain to run, and no Unix socket."""
     protections = Protections()
     if not enabled:
         protections.missing["all"] = "harness.isolate is off"

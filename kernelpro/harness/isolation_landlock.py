@@ -9,7 +9,8 @@ connect (4), no signals to processes outside and no abstract Unix sockets outsid
 - or the older wall (a build made ahead): no write under ``/proc`` (``/proc/self/mem`` included).
 
 With ``executable`` given, only those files (or the files beneath those directories) can be run: a toolchain's
-compilers and Python, never a shell, a terminal multiplexer's client or a downloader. Landlock checks the ELF
+compilers, ninja and the shell it runs build steps through, and Python; never a terminal multiplexer's client, a
+downloader or any other program of the system. Landlock checks the ELF
 interpreter of a program as it runs it, so the list must name the dynamic loader too (``isolation_toolchain``
 does).
 """

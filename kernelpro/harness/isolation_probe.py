@@ -1,8 +1,10 @@
 """What the sandbox gets on this machine, for ``kernelpro doctor``: a process walls itself in as a worker does,
 in a worker's own directory with a worker's environment, then tries what an escaping candidate would (the
-judge's environment, a loopback server, a Unix socket server, a shell, a file in a protected directory and in
-the directory the doctor was started in) and reads which of the directories that should be out of reach are
-read-only, which absent, and which writable."""
+judge's environment, a loopback server, a Unix socket server, a program outside the toolchain, a file in a
+protected directory and in the directory the doctor was started in) and reads which of the directories that
+should be out of reach are read-only, which absent, and which writable. The program tried is not the shell: the
+toolchain includes ninja and the shell it runs build steps through, since torch builds ``load_inline``
+extensions with them."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import tempfile
 from typing import TYPE_CHECKING, Any
 
 from kernelpro.harness.isolation import hide_this_process, isolate_worker
+from kernelpro.harness.isolation_toolchain import foreign_program, toolchain_executables
 from kernelpro.harness.sandbox import worker_environment
 from kernelpro.harness.worker_dirs import make_worker_dir, worker_root
 
@@ -69,11 +72,15 @@ def _tries(probe: dict[str, Any]) -> dict[str, object]:
             found[key] = "connected"
         except OSError as exc:
             found[key] = f"refused ({_code(exc)})"
-    try:
-        subprocess.run(["/bin/sh", "-c", "true"], check=False, timeout=10)
-        found["shell"] = "ran"
-    except OSError as exc:
-        found["shell"] = f"refused ({_code(exc)})"
+    if probe["program"] is None:
+        found["program"] = "untried (every program tried is part of the toolchain here)"
+    else:
+        try:
+            subprocess.run([probe["program"], "--version"], capture_output=True, stdin=subprocess.DEVNULL,
+                           check=False, timeout=10)
+            found["program"] = "ran"
+        except OSError as exc:
+            found["program"] = f"refused ({_code(exc)})"
     found["caller_dir"] = _seen(probe["caller"], probe["caller_identity"])
     if found["caller_dir"] != "hidden":
         try:
@@ -107,8 +114,9 @@ def _identities(paths: list[str]) -> dict[str, list[int]]:
 def probe_worker_isolation(protected: list[str] | None = None, timeout_s: float = 20.0) -> dict[str, object]:
     """Start a process that isolates itself as a worker does and report what it got and what it could reach:
     this process's environment (with this process undumpable, as the judge is), a loopback server, Unix socket
-    servers (a file and an abstract name), a shell, and a file in this process's working directory (a name of
-    its own, removed should it land). ``protected`` are the directories a worker must not write
+    servers (a file and an abstract name), a program outside the toolchain (``program_path``, None where this
+    machine has none to try), and a file in this process's working directory (a name of its own, removed should
+    it land). ``protected`` are the directories a worker must not write
     (``jobs.protected_paths``; by default only the one every worker's own is made in): the answer lists each
     as ``read_only``, ``hidden`` or ``writable``."""
     hide_this_process()
@@ -125,13 +133,16 @@ def probe_worker_isolation(protected: list[str] | None = None, timeout_s: float 
         for listener in (unix, abstract):
             listener.listen(1)
         marker = f"kernelpro-probe-{os.path.basename(workdir)}.toml"  # a name of its own: nothing of the user's
+        environment = worker_environment(workdir=workdir)  # what a worker gets
+        program = foreign_program(toolchain_executables(environment))
         probe = {"marker": marker, "port": server.getsockname()[1], "judge": os.getpid(), "planted": planted,
                  "unix": os.path.join(planted, "socket"), "abstract": os.path.basename(workdir), "caller": caller,
-                 "caller_identity": _identities([caller]).get(caller, []), "others": _identities(others)}
+                 "caller_identity": _identities([caller]).get(caller, []), "others": _identities(others),
+                 "program": program}
         try:
             command = [sys.executable, "-m", "kernelpro.harness.isolation_probe", json.dumps(probe)]
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False,
-                                  cwd=workdir, env=worker_environment(workdir=workdir))  # what a worker gets
+                                  cwd=workdir, env=environment)
         except (OSError, subprocess.SubprocessError) as exc:
             return {"error": f"the probe did not run: {exc}"}
         finally:
@@ -139,12 +150,12 @@ def probe_worker_isolation(protected: list[str] | None = None, timeout_s: float 
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(caller, marker))  # should it have landed
     try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
+        return {**json.loads(proc.stdout.strip().splitlines()[-1]), "program_path": program}
     except (ValueError, IndexError):
         return {"error": f"the probe failed (exit {proc.returncode}): {proc.stderr.strip()[-300:]}"}
 
 
-REFUSED_BY_DEFAULT = ("loopback", "unix_socket", "abstract_socket", "shell")
+REFUSED_BY_DEFAULT = ("loopback", "unix_socket", "abstract_socket", "program")
 
 
 def isolation_checks(protected: list[str] | None = None) -> list[Check]:
@@ -157,10 +168,11 @@ def isolation_checks(protected: list[str] | None = None) -> list[Check]:
         return [Check("sandbox", False, str(found["error"]))]
     applied = ", ".join(found["applied"]) or "nothing"  # type: ignore[arg-type]
     missing = "; ".join(f"no {name}: {why}" for name, why in found["missing"].items())  # type: ignore[union-attr]
-    reached = [key for key in REFUSED_BY_DEFAULT if not str(found[key]).startswith("refused")]
+    reached = [key for key in REFUSED_BY_DEFAULT if not str(found[key]).startswith(("refused", "untried"))]
     escape = (f"judge's environment {found['parent_environ']}, loopback {found['loopback']}, "
               f"Unix socket {found['unix_socket']}, abstract socket {found['abstract_socket']}, "
-              f"/bin/sh {found['shell']}, judge's files {found['judge_files']}, "
+              f"{found['program_path'] or 'a program'} (outside the toolchain) {found['program']}, "
+              f"judge's files {found['judge_files']}, "
               f"the caller's directory {found['caller_dir']}")
     writable = found["writable"]
     safe = (found["parent_environ"] != "readable" and not reached and found["judge_files"] != "writable"

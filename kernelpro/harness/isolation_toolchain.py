@@ -1,13 +1,21 @@
-"""The programs a worker may run: the toolchain that ``torch.compile``, Triton and nvcc call, and nothing else
-(no shell, no terminal multiplexer's client, no downloader).
+"""The programs a worker may run: the toolchain that ``torch.compile``, Triton, nvcc and torch's extension builds
+call, and nothing else (no terminal multiplexer's client, no downloader, no other program of the system).
 
 Inductor on the CPU runs the C++ compiler (``g++``, which runs ``cc1plus``, ``as``, ``collect2`` and ``ld``),
 ``openssl sha512`` on a precompiled header, and this Python (it loads each CPU build it checks in a child Python
 first, and its compile pool is this Python run again: such a child is inside every wall the worker is); Triton
 runs ``ptxas`` and ``ldconfig -p``; nvcc runs ``cicc``, ``ptxas``, ``fatbinary``, ``nvlink``, ``cudafe++`` and
-the host compiler. Each is found as the worker would find it (``PATH``, ``CUDA_HOME``, gcc's
-own directory, Triton's bundled binaries) and named by its real path, with the dynamic loader each of them
-names. A script is left out: its interpreter would have to be allowed with it.
+the host compiler. A ``load_inline`` or ``load`` call the judge did not build ahead is built in the worker by
+torch, which runs ``ninja``, and ninja runs every build step through ``/bin/sh -c``: so the ``ninja`` torch would
+find (on ``PATH``, and pip's ``ninja`` package's real binary behind its console script) and the shell
+``/bin/sh`` names (dash, bash) are in the list too. A shell started so is inside every other wall: the
+worker's own root, Landlock's limits on writes and on what it may run, the seccomp socket filter; and the
+audit hook still names a candidate whose own Python code runs a program (``background_process``).
+
+Each is found as the worker would find it (``PATH``, ``CUDA_HOME``, gcc's own directory, Triton's bundled
+binaries) and named by its real path, with the dynamic loader each of them names. A script is allowed only when
+the interpreter its ``#!`` line names is itself in the list (a console script of this Python), since the kernel
+runs that interpreter too.
 """
 
 from __future__ import annotations
@@ -29,7 +37,10 @@ GCC_INTERNALS = ("cc1plus", "cc1", "collect2", "lto-wrapper")
 BINUTILS = ("as", "ld", "ld.bfd", "ld.gold", "objcopy", "ar", "ldconfig", "openssl")
 CUDA_PROGRAMS = ("nvcc", "ptxas", "fatbinary", "nvlink", "cudafe++", "bin2c", "nvdisasm", "cuobjdump")
 SYSTEM_SBIN = "/usr/sbin:/sbin"  # ldconfig, which Triton runs to find libcuda
+SHELL = "/bin/sh"  # the shell ninja runs each build step through (``/bin/sh -c``), whatever it links to
 PT_INTERP = 3
+# Programs every Linux machine has and no build runs: one of them shows that the kernel refuses the rest.
+FOREIGN_PROGRAMS = ("/usr/bin/env", "/bin/ls", "/usr/bin/ls", "/bin/cat", "/usr/bin/cat")
 
 
 def _elf_interpreter(path: str) -> str | None:
@@ -37,7 +48,7 @@ def _elf_interpreter(path: str) -> str | None:
     try:
         with open(path, "rb") as file:
             head = file.read(64)
-            if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit only, as the machines kernelpro runs on
+            if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit only, as kernelpro's machines
                 return None
             endian = "<" if head[5] == 1 else ">"
             phoff, = struct.unpack_from(endian + "Q", head, 32)
@@ -57,10 +68,16 @@ def _elf_interpreter(path: str) -> str | None:
     return None
 
 
-def _is_script(path: str) -> bool:
+def _script_interpreter(path: str) -> str | None:
+    """The real path of the program a ``#!`` line names, "" for a script whose line names none, None for a file
+    that is no script."""
     with contextlib.suppress(OSError), open(path, "rb") as file:
-        return file.read(2) == b"#!"
-    return False
+        line = file.readline(4096)
+        if not line.startswith(b"#!"):
+            return None
+        words = line[2:].split()
+        return os.path.realpath(os.fsdecode(words[0])) if words else ""
+    return None
 
 
 def _gcc_directory(compiler: str) -> str | None:
@@ -92,6 +109,17 @@ def _triton_binaries() -> list[Path]:
     return []
 
 
+def _ninja_programs(search: str) -> list[str]:
+    """The ``ninja`` torch runs (the first on ``PATH``), and the real binary of pip's ``ninja`` package in its data
+    directory, which older releases' ``bin/ninja`` console script runs; found without importing the package."""
+    found = [ninja] if (ninja := shutil.which("ninja", path=search)) else []
+    with contextlib.suppress(ImportError, ValueError):
+        spec = importlib.util.find_spec("ninja")
+        if spec is not None and spec.submodule_search_locations:
+            found += [str(Path(location) / "data" / "bin" / "ninja") for location in spec.submodule_search_locations]
+    return found
+
+
 def toolchain_executables(environ: dict[str, str] | None = None) -> list[str]:
     """The real paths a worker may run (files, and gcc's and Triton's directories of internals), with the
     dynamic loaders they name."""
@@ -111,12 +139,26 @@ def toolchain_executables(environ: dict[str, str] | None = None) -> list[str]:
         if directory.name == "bin" and directory.parent.name == "nvvm" and directory.is_dir():
             directories.append(str(directory))
     directories += [str(path) for path in _triton_binaries() if path.is_dir()]
-    files.append(sys.executable)
-    real = [os.path.realpath(path) for path in files]
-    real = [path for path in dict.fromkeys(real) if os.path.isfile(path) and not _is_script(path)]
+    files += [*_ninja_programs(search), SHELL, sys.executable]
+    real = [path for path in dict.fromkeys(os.path.realpath(path) for path in files) if os.path.isfile(path)]
+    interpreters = {path: _script_interpreter(path) for path in real}
+    programs = {path for path, interpreter in interpreters.items() if interpreter is None}
+    real = [path for path in real if interpreters[path] is None or interpreters[path] in programs]
     loaders = [interpreter for path in real if (interpreter := _elf_interpreter(path))]
     for directory in directories:
         with contextlib.suppress(OSError):
             loaders += [i for entry in os.scandir(directory) if entry.is_file() and (i := _elf_interpreter(entry.path))]
     loaders = [os.path.realpath(path) for path in loaders if os.path.isfile(path)]
     return list(dict.fromkeys([*real, *loaders, *(os.path.realpath(d) for d in directories)]))
+
+
+def foreign_program(executables: list[str]) -> str | None:
+    """The real path of a program this machine has that ``executables`` (``toolchain_executables``) neither
+    names nor holds in one of its directories, or None (each of ``FOREIGN_PROGRAMS`` absent or part of the
+    toolchain, as where one multi-call binary is both the shell and ``ls``)."""
+    for name in FOREIGN_PROGRAMS:
+        path = os.path.realpath(name)
+        if os.path.isfile(path) and not any(path == allowed or path.startswith(allowed.rstrip("/") + "/")
+                                            for allowed in executables):
+            return path
+    return None

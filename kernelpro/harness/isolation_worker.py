@@ -8,7 +8,8 @@ In order, before any thread or candidate code (``isolation.isolate_worker(confin
    the judge's directories are made read-only in place (``isolation_mounts``), as before;
 2. no capabilities left to undo the mounts with;
 3. Landlock (not for CUDA workers, whose driver fails inside it): writes only in its own directory and the
-   private ``/dev/shm``, and only the compilers and Python to run (``isolation_toolchain``);
+   private ``/dev/shm``, and only the toolchain to run: the compilers, ninja and its shell, Python
+   (``isolation_toolchain``);
 4. a seccomp filter: no Unix socket, filesystem or abstract, and no other socket a network namespace does not
    cover (``isolation_seccomp``).
 """

@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from kernelpro.harness.isolation_landlock import landlock_abi
+from kernelpro.harness.isolation_probe import isolation_checks
+from kernelpro.harness.isolation_toolchain import foreign_program, toolchain_executables
 from kernelpro.harness.judge import judge
 from tests.conftest import candidate, problem
-from tests.harness.test_sandbox_walls import judged_past_static_checks, needs
+from tests.harness.test_sandbox_walls import PROBE, judged_past_static_checks, needs
 
 SHELL_RAN = "kernelpro-shell-ran"
 # What the kernel offers, not what the worker got: a machine that has these must give the walls built on them.
@@ -173,14 +175,15 @@ def test_running_a_shell_is_refused_with_a_named_verdict(how, settings):
     assert SHELL_RAN not in result.worker_output
 
 
-NATIVE_EXEC = f"""
+FOREIGN = foreign_program(toolchain_executables())
+NATIVE_EXEC = """
 import ctypes
 import os
 
 import torch.nn as nn
 
 SYS_EXECVE = {{"x86_64": 59, "aarch64": 221}}[os.uname().machine]
-ARGV = (ctypes.c_char_p * 4)(b"sh", b"-c", b"echo {SHELL_RAN}", None)
+ARGV = (ctypes.c_char_p * 3)({program!r}, b"--version", None)
 ENVP = (ctypes.c_char_p * 1)(None)
 
 
@@ -192,7 +195,7 @@ class ModelNew(nn.Module):
         self.scale = scale
 
     def forward(self, x):
-        ctypes.CDLL(None, use_errno=True).syscall(SYS_EXECVE, b"/bin/sh", ARGV, ENVP)
+        ctypes.CDLL(None, use_errno=True).syscall(SYS_EXECVE, {program!r}, ARGV, ENVP)
         print("execve:", os.strerror(ctypes.get_errno()))
         return x.clamp_min(0) * self.scale
 """
@@ -200,11 +203,22 @@ class ModelNew(nn.Module):
 
 @needs("user namespace")
 @landlock
-def test_the_kernel_refuses_to_run_a_shell_for_native_code(settings):
-    result = judged_past_static_checks("", settings, NATIVE_EXEC)
+@pytest.mark.skipif(FOREIGN is None, reason="this machine has no program outside the toolchain to try")
+def test_the_kernel_refuses_to_run_a_program_outside_the_toolchain_for_native_code(settings):
+    """The shell is part of the toolchain (ninja runs torch's extension builds through it); ``env`` or ``ls`` is
+    not, and a successful execve would replace the worker, leaving no verdict."""
+    result = judged_past_static_checks("", settings, NATIVE_EXEC.format(program=FOREIGN.encode()))
     assert result.status == "ok", result.message
     assert "execve: Permission denied" in result.worker_output, result.worker_output
-    assert SHELL_RAN not in result.worker_output
+
+
+@needs("runs only the compilers")
+@pytest.mark.skipif(FOREIGN is None, reason="this machine has no program outside the toolchain to try")
+def test_the_doctor_tries_a_program_outside_the_toolchain_and_finds_it_refused():
+    assert PROBE["program_path"] == FOREIGN
+    assert str(PROBE["program"]).startswith("refused"), PROBE
+    escape = next(check for check in isolation_checks() if check.name == "sandbox test")
+    assert escape.ok and f"{FOREIGN} (outside the toolchain) refused" in escape.detail, escape.detail
 
 
 THREAD_POOL = """
