@@ -62,6 +62,6 @@ def two_problem_cpu_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tu
     settings = Settings()
     settings.suite.cpu_lanes = 2
     refs = resolve_sources([DATA / "problems" / "scale_relu.py", DATA / "problems" / "repeated_relu.py"])
-    config = SuiteConfig(sources=["x"], device="cpu", max_iters=1, no_memory=True, per_problem=Limits(usd=0.0))
+    config = SuiteConfig(sources=["x"], device="cpu", max_iters=1, no_memory=True, per_problem=Limits())
     paths, ledger = create_suite(tmp_path, config, refs)
     return settings, paths, ledger

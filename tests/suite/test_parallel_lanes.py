@@ -31,7 +31,7 @@ def test_two_problems_run_at_once_in_two_lanes_with_their_own_runs(tmp_path, mon
         assert row.state == "done" and row.attempts == 1 and row.failure is None
         run_dir = paths.runs / row.run_id
         run = json.loads((run_dir / "run.json").read_text())
-        assert run["problem"] == key and run["status"] == row.result["status"] == "stopped"
-        assert row.result["run_id"] == row.run_id and row.result["stop_reason"].startswith("LLM budget spent")
+        assert run["problem"] == key and run["status"] == row.result["status"] == "completed"
+        assert row.result["run_id"] == row.run_id and row.result["stop_reason"].startswith("iteration budget reached")
         assert (paths.logs / f"{key}.optimize.log").read_text().count("--- ") == 1  # started once, in its lane
     assert sorted(p.name for p in paths.runs.iterdir()) == sorted(row.run_id for row in rows.values())
