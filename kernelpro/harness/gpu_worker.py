@@ -191,7 +191,7 @@ def main() -> None:
     from kernelpro.harness import worker_state
 
     if device.startswith("cuda"):
-        prepare_device(device, harness["gpu_memory_fraction"])
+        prepare_device(device, harness["gpu_memory_fraction"], isolation)
     _warm_up(device, harness.get("worker_preload", []))
     baseline = worker_state.capture(torch.device(device), [0, 1, 2, result_fd, job_fd])
     channel.emit({"ready": True, "problems": []})

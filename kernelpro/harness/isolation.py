@@ -181,7 +181,7 @@ LANDLOCK_BREAKS_CUDA = "not applied to CUDA workers: the CUDA driver fails to in
 
 
 def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[str] | None = None,
-                   confine: bool = False) -> Protections:
+                   confine: bool = False, sockets_later: bool = False) -> Protections:
     """Every wall this machine allows around the calling process; call it before any thread or candidate code.
     ``landlock=False`` leaves Landlock out (see ``LANDLOCK_BREAKS_CUDA``); ``protected`` directories become
     read-only inside it and its capabilities are dropped (``isolation_mounts``). ``confine`` (a worker that runs
@@ -199,7 +199,7 @@ def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[
     if confine:
         from kernelpro.harness.isolation_worker import confine_worker
 
-        confine_worker(protections, protected or [], landlock)
+        confine_worker(protections, protected or [], landlock, sockets_later)
         return protections
     if protected is not None:
         _protect(protected, protections)

@@ -63,8 +63,10 @@ def readable_paths(protected: list[str], executables: list[str], home: str | Non
     return list(dict.fromkeys(readable))
 
 
-def confine_worker(protections: Protections, protected: list[str], landlock: bool) -> None:
-    """Apply the walls of the module's docstring to this process, recording each in ``protections``."""
+def confine_worker(protections: Protections, protected: list[str], landlock: bool,
+                   sockets_later: bool = False) -> None:
+    """Apply the walls of the module's docstring to this process, recording each in ``protections``.
+    ``sockets_later``: a CUDA worker, whose socket filter waits until CUDA has started (``refuse_sockets_now``)."""
     from kernelpro.harness.isolation import LANDLOCK_BREAKS_CUDA, _protect, drop_capabilities
 
     own = os.path.realpath(os.getcwd())
@@ -88,7 +90,15 @@ def confine_worker(protections: Protections, protected: list[str], landlock: boo
         enter_landlock(protections.applied, protections.missing, writable=writable, executable=executables)
     else:
         protections.missing["landlock"] = LANDLOCK_BREAKS_CUDA
+    if not sockets_later:
+        refuse_sockets_now(protections.applied, protections.missing)
+
+
+def refuse_sockets_now(applied: list[str], missing: dict[str, str]) -> None:
+    """Install the socket filter (``isolation_seccomp``) on this process and record whether it took. A CUDA worker
+    calls it once the driver has started, before any candidate code runs: the driver's start-up asks for a Unix
+    socket, and refused one it fails with error 304."""
     if why := refuse_foreign_sockets():
-        protections.missing["no unix sockets"] = why
+        missing["no unix sockets"] = why
     else:
-        protections.applied.append("no unix sockets")
+        applied.append("no unix sockets")

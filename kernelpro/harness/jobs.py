@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.config import KERNELPRO_HOME, Settings
+from kernelpro.harness.cuda_walls import cuda_confinement
 from kernelpro.harness.footprint import PROBLEM_TOO_BIG, reference_out_of_memory
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding, rejected
 from kernelpro.harness.sandbox import PACKAGE_ROOT, WorkerOutcome
@@ -91,6 +92,7 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
     def seeds(n: int) -> list[int]:
         return [secrets.randbits(62) for _ in range(n)]
 
+    protected = protected_paths(settings)
     return {
         "reference_source": problem.source,
         "candidate_source": candidate_source,
@@ -98,7 +100,8 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
         "timing": timing,
         "harness": settings.harness.model_dump(mode="json"),
         "compile": settings.compile.model_dump(mode="json"),  # so kernelpro.runtime in the worker shares the cache
-        "protected_paths": protected_paths(settings),
+        "protected_paths": protected,
+        **cuda_confinement(device, settings.harness, protected),
         "seeds": {"init": secrets.randbits(62),
                   "problem": seeds(4)},  # the reference alone: does its output vary (problem_checks)
     }

@@ -49,8 +49,11 @@ def isolate(job: dict[str, Any]) -> dict[str, Any]:
     from kernelpro.harness.isolation import isolate_worker
 
     on_gpu = str(job.get("device", "")).startswith("cuda")
+    confine = not on_gpu or bool(job.get("cuda_confine"))  # a CUDA worker: where CUDA starts behind them (cuda_walls)
     protections = isolate_worker(job["harness"].get("isolate", True), landlock=not on_gpu,
-                                 protected=job.get("protected_paths"), confine=True)
+                                 protected=job.get("protected_paths"), confine=confine, sockets_later=on_gpu)
+    if on_gpu and not confine and job.get("cuda_confine_why"):
+        protections.missing["own root"] = protections.missing["no unix sockets"] = job["cuda_confine_why"]
     tripwires.arm()
     return protections.as_dict()
 
@@ -63,8 +66,10 @@ def missing_walls(job: dict[str, Any], isolation: dict[str, Any]) -> str | None:
             + "; ".join(f"{name} ({why})" for name, why in isolation["missing"].items()))
 
 
-def prepare_device(device: str, gpu_memory_fraction: float) -> None:
-    """Start CUDA on the job's device (``cuda`` or ``cuda:N``) and cap the caching allocator's share of it."""
+def prepare_device(device: str, gpu_memory_fraction: float, isolation: dict[str, Any]) -> None:
+    """Start CUDA on the job's device (``cuda`` or ``cuda:N``) and cap the caching allocator's share of it; then,
+    CUDA started, the socket filter the walls left for now (``isolation_worker.refuse_sockets_now``), recorded in
+    ``isolation``. Before any candidate code runs."""
     import torch
 
     torch.cuda.init()
@@ -72,6 +77,11 @@ def prepare_device(device: str, gpu_memory_fraction: float) -> None:
     if target.index is not None:
         torch.cuda.set_device(target)
     torch.cuda.set_per_process_memory_fraction(gpu_memory_fraction, target.index)
+    torch.empty(1, device=target).add_(1)  # the context made, its threads started, under no filter yet
+    if isolation.get("applied") and "no unix sockets" not in isolation["applied"]:
+        from kernelpro.harness.isolation_worker import refuse_sockets_now
+
+        refuse_sockets_now(isolation["applied"], isolation["missing"])
 
 
 def apply_job_environment(job: dict[str, Any]) -> None:
@@ -230,7 +240,7 @@ def main() -> None:
         settle_lazy_patches()
 
     if job["device"].startswith("cuda"):
-        prepare_device(job["device"], job["harness"]["gpu_memory_fraction"])
+        prepare_device(job["device"], job["harness"]["gpu_memory_fraction"], job["isolation"])
     else:
         # CUDA reserves huge virtual ranges, so the address-space cap is for CPU runs only; the judge
         # also watches resident memory from outside on both.

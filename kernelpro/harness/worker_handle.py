@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 
 from kernelpro.config import HarnessSettings
+from kernelpro.harness.cuda_walls import cuda_confinement
 from kernelpro.harness.deadline import Deadline
 from kernelpro.harness.device_lock import SharedTurn
 from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, worker_environment
@@ -90,7 +91,8 @@ class LongLivedWorker:
         nonce = secrets.token_hex(16)
         self.output.begin(nonce)
         setup = {"nonce": nonce, "device": self.device, "harness": self.settings.model_dump(mode="json"),
-                 "protected_paths": self.protected_paths}
+                 "protected_paths": self.protected_paths,
+                 **cuda_confinement(self.device, self.settings, self.protected_paths or [])}
         if not self._send(setup) or self._wait_ready(nonce, max(self.settings.timeout_s, START_TIMEOUT_S)) is None:
             self.stop()
             self.output.join(timeout=OUTPUT_GRACE_S)
