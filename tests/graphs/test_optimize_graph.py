@@ -159,7 +159,8 @@ def test_stopping_at_the_plan_stops_the_run(settings, tmp_path):
 
 def test_a_spent_time_budget_stops_before_any_model_call(settings, tmp_path):
     agents = scripted_agents()
-    graph, config = run(make_context(settings, tmp_path, agents, max_iters=5, time_s=1e-9))  # spent before the first step
+    # a positive budget, already spent before the first step
+    graph, config = run(make_context(settings, tmp_path, agents, max_iters=5, time_s=1e-9))
     state = state_of(graph, config)
     assert state["status"] == "stopped" and "time budget" in state["stop_reason"]
     assert not agents["planner"].requests
