@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import secrets
 import socket
-import threading
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from kernelpro.harness.isolation_probe import isolation_checks
 from kernelpro.harness.isolation_toolchain import foreign_program, toolchain_executables
 from kernelpro.harness.judge import judge
 from tests.conftest import candidate, problem
-from tests.harness.test_sandbox_walls import PROBE, judged_past_static_checks, needs
+from tests.harness.test_sandbox_walls import PROBE, CountingServer, judged_past_static_checks, needs
 
 SHELL_RAN = "kernelpro-shell-ran"
 # What the kernel offers, not what the worker got: a machine that has these must give the walls built on them.
@@ -28,34 +27,16 @@ seccomp = pytest.mark.skipif("Seccomp:" not in Path("/proc/self/status").read_te
 landlock = pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock")
 
 
-class UnixServer:
+class UnixServer(CountingServer):
     """A real Unix socket server (a path, or an abstract name when ``address`` starts with a NUL), as a terminal
-    multiplexer's, that records every connection it accepts."""
+    multiplexer's."""
 
     def __init__(self, address: str) -> None:
         self.address = address
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.bind(address)
-        self.sock.listen(4)
-        self.sock.settimeout(0.2)
-        self.accepted = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-        self.thread.start()
-
-    def serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                connection, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.accepted += 1
-            connection.close()
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join()
-        self.sock.close()
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(address)
+        sock.listen(4)
+        super().__init__(sock)
 
 
 @pytest.fixture(params=["file", "abstract"])
@@ -67,12 +48,7 @@ def unix_server(request, tmp_path):
     server = UnixServer(address)
     with socket.socket(socket.AF_UNIX) as client:  # from outside the sandbox a connection gets through
         client.connect(address)
-    for _ in range(100):
-        if server.accepted:
-            break
-        threading.Event().wait(0.05)
-    assert server.accepted == 1
-    server.accepted = 0
+    server.took_one_connection(polls=100)
     yield server
     server.close()
 

@@ -50,13 +50,12 @@ def secret(monkeypatch) -> str:
     return value
 
 
-class LoopbackServer:
-    """A real TCP server on 127.0.0.1 that records every connection it accepts."""
+class CountingServer:
+    """A real server on a listening socket that records every connection it accepts."""
 
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
         self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
         self.accepted = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.serve, daemon=True)
@@ -71,10 +70,27 @@ class LoopbackServer:
             self.accepted += 1
             connection.close()
 
+    def took_one_connection(self, polls: int = 50) -> None:
+        """Wait for the one connection a test made from outside the sandbox, then count from zero again."""
+        for _ in range(polls):
+            if self.accepted:
+                break
+            threading.Event().wait(0.05)
+        assert self.accepted == 1
+        self.accepted = 0
+
     def close(self) -> None:
         self.stop.set()
         self.thread.join()
         self.sock.close()
+
+
+class LoopbackServer(CountingServer):
+    """A real TCP server on 127.0.0.1."""
+
+    def __init__(self) -> None:
+        super().__init__(socket.create_server(("127.0.0.1", 0)))
+        self.port = self.sock.getsockname()[1]
 
 
 @pytest.fixture
@@ -82,12 +98,7 @@ def server():
     server = LoopbackServer()
     with socket.create_connection(("127.0.0.1", server.port), timeout=5):
         pass  # the server works: from outside the sandbox, a connection gets through
-    for _ in range(50):
-        if server.accepted:
-            break
-        threading.Event().wait(0.05)
-    assert server.accepted == 1
-    server.accepted = 0
+    server.took_one_connection()
     yield server
     server.close()
 
