@@ -49,11 +49,11 @@ real_manual_seed = torch.random.manual_seed
 # each class they define (its methods, and no method added to it) included.
 TORCH_ROOTS = ("torch.nn", "torch.linalg", "torch.fft", "torch.special", "torch.autograd", "torch.random",
                "torch.functional", "torch._tensor", "torch.overrides", "torch.cuda", "torch.backends")
-# Replaced lazily by torch itself: importing torch._dynamo wraps torch.manual_seed (the judge seeds through
-# torch.random.manual_seed, bound below).
 # Whose classes' methods are watched: the modules and tensors the reference is made of and called with.
 CLASS_ROOTS = ("torch.nn.", "torch._tensor", "torch.autograd.grad_mode", "torch.autograd.function",
                "torch.functional", "torch.overrides")
+# Replaced lazily by torch itself: importing torch._dynamo wraps torch.manual_seed (the judge seeds through
+# torch.random.manual_seed, bound below).
 LAZILY_REPLACED = {("torch", "manual_seed"), ("torch", "Storage")}  # Storage follows the default dtype
 IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
 CLASS_LAYOUT = {"__doc__", "__dict__", "__weakref__", "__module__", "__slots__", "__annotations__", "__parameters__",
