@@ -51,9 +51,14 @@ class Protections:
 
     applied: list[str] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    """Walls left for a later step: a CUDA worker's socket filter, installed once CUDA has started."""
 
     def as_dict(self) -> dict[str, object]:
-        return {"applied": self.applied, "missing": self.missing}
+        walls: dict[str, object] = {"applied": self.applied, "missing": self.missing}
+        if self.pending:
+            walls["pending"] = self.pending
+        return walls
 
 
 def _libc() -> ctypes.CDLL:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kernelpro.harness.isolation import Protections
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+NO_UNIX_SOCKETS = "no unix sockets"
 OWN_ROOT = "a root of its own (HOME and the caller's directory absent; private /tmp, /run, /dev/shm)"
 # Search paths whose directories a compile reads (headers, libraries) or the worker loads from.
 PATH_VARIABLES = ("LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "CUDA_HOME", "CUDA_PATH", "VIRTUAL_ENV",
@@ -90,7 +91,9 @@ def confine_worker(protections: Protections, protected: list[str], landlock: boo
         enter_landlock(protections.applied, protections.missing, writable=writable, executable=executables)
     else:
         protections.missing["landlock"] = LANDLOCK_BREAKS_CUDA
-    if not sockets_later:
+    if sockets_later:
+        protections.pending.append(NO_UNIX_SOCKETS)
+    else:
         refuse_sockets_now(protections.applied, protections.missing)
 
 
@@ -99,6 +102,6 @@ def refuse_sockets_now(applied: list[str], missing: dict[str, str]) -> None:
     calls it once the driver has started, before any candidate code runs: the driver's start-up asks for a Unix
     socket, and refused one it fails with error 304."""
     if why := refuse_foreign_sockets():
-        missing["no unix sockets"] = why
+        missing[NO_UNIX_SOCKETS] = why
     else:
-        applied.append("no unix sockets")
+        applied.append(NO_UNIX_SOCKETS)

@@ -47,13 +47,14 @@ def isolate(job: dict[str, Any]) -> dict[str, Any]:
     starts or candidate code runs; what it got is returned and shown in each verdict's ``details.isolation``."""
     from kernelpro.harness import tripwires
     from kernelpro.harness.isolation import isolate_worker
+    from kernelpro.harness.isolation_worker import NO_UNIX_SOCKETS
 
     on_gpu = str(job.get("device", "")).startswith("cuda")
     confine = not on_gpu or bool(job.get("cuda_confine"))  # a CUDA worker: where CUDA starts behind them (cuda_walls)
     protections = isolate_worker(job["harness"].get("isolate", True), landlock=not on_gpu,
                                  protected=job.get("protected_paths"), confine=confine, sockets_later=on_gpu)
     if on_gpu and not confine and job.get("cuda_confine_why"):
-        protections.missing["own root"] = protections.missing["no unix sockets"] = job["cuda_confine_why"]
+        protections.missing["own root"] = protections.missing[NO_UNIX_SOCKETS] = job["cuda_confine_why"]
     tripwires.arm()
     return protections.as_dict()
 
@@ -78,9 +79,9 @@ def prepare_device(device: str, gpu_memory_fraction: float, isolation: dict[str,
         torch.cuda.set_device(target)
     torch.cuda.set_per_process_memory_fraction(gpu_memory_fraction, target.index)
     torch.empty(1, device=target).add_(1)  # the context made, its threads started, under no filter yet
-    if isolation.get("applied") and "no unix sockets" not in isolation["applied"]:
-        from kernelpro.harness.isolation_worker import refuse_sockets_now
+    from kernelpro.harness.isolation_worker import NO_UNIX_SOCKETS, refuse_sockets_now
 
+    if NO_UNIX_SOCKETS in isolation.pop("pending", []):
         refuse_sockets_now(isolation["applied"], isolation["missing"])
 
 
