@@ -111,6 +111,21 @@ class HarnessSettings(BaseModel):
     """Cores' worth of other work during CPU timing above which the verdict is marked ``contended``."""
     l2_flush_bytes: int = 0
     """Bytes written between CUDA trials to flush L2; 0 means four times the device's L2."""
+    second_opinion: bool = True
+    """Before a run reports a best, time the reference and the best again in a fresh sandboxed process by an
+    independent plain method (``harness/second_opinion.py``: host-synchronised calls on fresh inputs, alternating).
+    Where the two figures disagree beyond the noise, the best gets ``timing_disagreement`` and does not count; a
+    best below the memory floor (``below_memory_floor``) counts only with an agreeing second opinion, so with this
+    off it never does."""
+    second_opinion_rounds: int = Field(200, ge=3)
+    """Paired rounds (one call of each model) of the second opinion, at most."""
+    second_opinion_min_rounds: int = Field(10, ge=3)
+    """Paired rounds, at least, whatever its time budget."""
+    second_opinion_budget_s: float = 10.0
+    """Wall time the second opinion's rounds may take together; its process as a whole has ``timeout_s`` more."""
+    second_opinion_margin: float = 0.10
+    """How far apart (relative) the judge's speedup and the second opinion's must be, their 95% intervals
+    disjoint as well, to disagree."""
     energy: bool = False
     """On CUDA, also measure joules per call and average power through NVML (adds seconds per model)."""
     energy_seconds: float = 1.0

@@ -12,7 +12,8 @@ from typing import Any
 from kernelpro.config import Settings, load_settings
 from kernelpro.harness.jobs import classify, make_job, precheck, resolve_device
 from kernelpro.harness.pipeline import Pipeline
-from kernelpro.harness.result import EvalResult
+from kernelpro.harness.result import EvalResult, SecondOpinion
+from kernelpro.harness.second_opinion import ask
 from kernelpro.problem import Problem
 
 __all__ = ["PipelineEvaluator", "classify", "judge", "judge_many", "make_job", "precheck", "resolve_device"]
@@ -69,6 +70,13 @@ class PipelineEvaluator:
         self.close()  # the run's worker gives its GPU memory back first; it restarts if the run judges again
         with Pipeline(self.device, self.settings.for_finalists()) as pipeline:
             return pipeline.judge([(problem, source) for source in candidates], until=until)
+
+    def second_opinion(self, problem: Problem, candidate: str, verdict: EvalResult,
+                       until: float | None = None) -> SecondOpinion:
+        """The candidate (a run's best) and the reference timed again in a fresh process by an independent plain
+        method, compared with ``verdict`` (``harness.second_opinion``)."""
+        self.close()  # the run's worker gives its GPU memory back first
+        return ask(problem, candidate, verdict, self.device, self.settings, until)
 
     @property
     def stats(self) -> Any:

@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from kernelpro.harness.result import EvalResult
+from kernelpro.harness.result import EvalResult, SecondOpinion
 from kernelpro.problem import Problem
 
 
@@ -32,6 +32,12 @@ class Evaluator(Protocol):
     def rejudge(self, problem: Problem, candidates: Sequence[str], until: float | None = None) -> list[EvalResult]:
         """The finalists judged again, head to head with the reference, with more rounds (``until`` as in
         ``judge_many``)."""
+        ...
+
+    def second_opinion(self, problem: Problem, candidate: str, verdict: EvalResult,
+                       until: float | None = None) -> SecondOpinion:
+        """The candidate and the reference timed again by an independent method in a fresh process, compared with
+        ``verdict`` (the judge's on the candidate); never raises for a bad candidate."""
         ...
 
     def close(self) -> None:

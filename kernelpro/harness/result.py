@@ -42,7 +42,11 @@ GUARD_REASONS: dict[str, str] = {
     "process_snooping": "reads another process's environment, command line or memory, or traces it",
     "network_access": "opens a network connection",
     "self_modification": "writes the process's own memory or code behind Python's back (ctypes, /proc/self/mem)",
+    "timing_disagreement": "an independent timing in a fresh process disagrees with the judge's speedup",
 }
+
+TIMING_DISAGREEMENT = "timing_disagreement"
+BELOW_MEMORY_FLOOR = "below_memory_floor"
 
 # Findings about the problem itself, whatever the candidate: no candidate's speedup on it means much.
 PROBLEM_REASONS: dict[str, str] = {
@@ -99,6 +103,30 @@ class Timing(BaseModel):
             self.issue_median_ms > self.gpu_median_ms
 
 
+class SecondOpinion(BaseModel):
+    """A best's speedup timed again in a fresh process by an independent plain method
+    (``harness.second_opinion``): host-synchronised calls on fresh inputs, reference and candidate alternating."""
+
+    status: Literal["agree", "disagree", "failed", "unavailable"]
+    """``agree``: within the noise of the judge's figure; ``disagree``: the two intervals are disjoint and the
+    figures more than ``harness.second_opinion_margin`` apart; ``failed``: the candidate failed or hung in the
+    fresh process; ``unavailable``: no figure for a reason of the machine's (the process, the reference)."""
+    speedup: float | None = None
+    """The reference's median time over the candidate's."""
+    speedup_ci95: list[float] | None = None
+    """Its 95% interval, a bootstrap over the paired rounds."""
+    reference_ms: float | None = None
+    candidate_ms: float | None = None
+    rounds: int = 0
+    method: str = ""
+    message: str = ""
+    elapsed_s: float | None = None
+
+    @property
+    def agrees(self) -> bool:
+        return self.status == "agree"
+
+
 class EvalResult(BaseModel):
     """The judge's verdict on one candidate."""
 
@@ -142,6 +170,9 @@ class EvalResult(BaseModel):
     worker_output: str = ""
     elapsed_s: float | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+    second_opinion: SecondOpinion | None = None
+    """The best's speedup timed again in a fresh process by an independent method, where the run asked for it
+    (``harness.second_opinion``); a disagreement adds the ``timing_disagreement`` finding."""
 
     @property
     def device_s(self) -> float:
@@ -168,9 +199,24 @@ class EvalResult(BaseModel):
         return data
 
     @property
-    def improves(self) -> bool:
-        """Correct, timed on a quiet machine, and faster than the reference beyond its interval."""
+    def faster_as_timed(self) -> bool:
+        """Correct, timed on a quiet machine, and faster than the reference beyond its interval, by the judge's own
+        timing alone."""
         return self.status == "ok" and self.correct and self.speed_verdict == "faster" and not self.contended
+
+    @property
+    def timing_trusted(self) -> bool:
+        """No independent timing disagrees with the judge's (``timing_disagreement``), and a time below the
+        memory floor (``below_memory_floor``) has an agreeing second opinion behind it."""
+        reasons = {finding.reason for finding in self.guards}
+        if TIMING_DISAGREEMENT in reasons:
+            return False
+        return BELOW_MEMORY_FLOOR not in reasons or (self.second_opinion is not None and self.second_opinion.agrees)
+
+    @property
+    def improves(self) -> bool:
+        """Faster as the judge timed it (``faster_as_timed``), and that timing trusted (``timing_trusted``)."""
+        return self.faster_as_timed and self.timing_trusted
 
     @property
     def out_of_gpu_memory(self) -> bool:
