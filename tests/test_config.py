@@ -36,3 +36,18 @@ def test_the_finalists_are_timed_to_a_narrower_interval_unless_their_call_is_set
     assert settings.harness.settled_ci_width is None  # first verdicts stop at their own width, as before
     settings.search.objective = "energy"  # a best by energy: its timing is not what decides
     assert settings.for_finalists().harness.settled_ci_width is None
+
+
+def test_the_compile_caches_live_under_the_cache_root_unless_their_own_settings_name_another(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("KERNELPRO_COMPILE__CACHE_DIR", "KERNELPRO_COMPILE__INLINE_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KERNELPRO_CACHE__ROOT", str(tmp_path / "root"))
+    s = Settings()
+    assert (s.compile.cache_dir, s.compile.inline_cache_dir, s.cache.baselines_dir) == \
+        (tmp_path / "root" / "compile", tmp_path / "root" / "load-inline", tmp_path / "root" / "baselines")
+    monkeypatch.setenv("KERNELPRO_COMPILE__CACHE_DIR", str(tmp_path / "kept"))  # a setting of its own still holds
+    (tmp_path / "kernelpro.toml").write_text(f'[compile]\ninline_cache_dir = "{tmp_path / "inline"}"\n')
+    s = Settings()
+    assert (s.compile.cache_dir, s.compile.inline_cache_dir) == (tmp_path / "kept", tmp_path / "inline")
+    assert s.cache.baselines == "reuse"

@@ -17,7 +17,8 @@ from tests.support import session_home
 ROOT = Path(__file__).resolve().parents[1]
 PATHS = ("import json; from kernelpro.config import KERNELPRO_HOME, USER_CACHE_DIR, Settings; s = Settings(); "
          "print(json.dumps([str(p) for p in (KERNELPRO_HOME, USER_CACHE_DIR, s.forecast.dataset, s.memory.path, "
-         "s.compile.cache_dir, s.compile.inline_cache_dir, s.cutlass.index_dir, s.forecast.model_path)]))")
+         "s.compile.cache_dir, s.compile.inline_cache_dir, s.cutlass.index_dir, s.forecast.model_path, "
+         "s.cache.root)]))")
 
 
 def inside(path: Path | str, root: Path) -> bool:
@@ -30,7 +31,7 @@ def test_this_process_keeps_every_data_path_in_the_session():
     settings = Settings()
     for path in (KERNELPRO_HOME, USER_CACHE_DIR, settings.forecast.dataset, settings.memory.path,
                  settings.compile.cache_dir, settings.compile.inline_cache_dir, settings.cutlass.index_dir,
-                 settings.forecast.model_path, settings.runs_dir, settings.chat.dir):
+                 settings.forecast.model_path, settings.runs_dir, settings.chat.dir, settings.cache.root):
         assert inside(path, SESSION.root), path
 
 

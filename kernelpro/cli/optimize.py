@@ -49,7 +49,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
                  run_id: Optional[str] = None, objective: Optional[str] = None,
-                 judged_before: Optional[Path] = None, baselines: Optional[str] = None) -> None:
+                 judged_before: Optional[Path] = None, baselines: Optional[str] = None, fresh: bool = False) -> None:
     from kernelpro.cli.optimize_baselines import baseline_names, judge_run_baselines, wanted_by_run
     from kernelpro.run_stack import run_stack_problem
 
@@ -57,6 +57,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     settings = load_settings()
     if model:
         settings.llm.model = model
+    if fresh:
+        settings.cache.baselines = "fresh"
     # before a run directory is made: every run here would fail alike
     if problem := run_stack_problem(with_model=bool(settings.llm.model)):
         _fail(f"could not set up the run: {problem}", code=SETUP_FAILED)
@@ -313,13 +315,16 @@ def register(app: typer.Typer) -> None:
                                                          "(compile_default, compile_max_autotune_no_cudagraphs): "
                                                          "their verdicts answer the same code in the run, and "
                                                          "--json's object gives them.")] = None,
+        fresh: Annotated[bool, typer.Option("--fresh", help="Judge the --baselines anew rather than reuse the "
+                                                            "verdicts kept in the cache (the new ones are kept).")]
+        = False,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
                      interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective, judged_before,
-                     baselines)
+                     baselines, fresh)
 
 
 __all__ = ["register", "run_optimize"]

@@ -1,7 +1,8 @@
 """`kernelpro optimize --baselines`: the compile baselines judged by the run itself, before its search.
 
 A suite's job asks for them, so that a problem costs one process and one worker rather than a process of its own
-for the baselines first (``suite/baselines.measure_for_run`` judges them, once per run).
+for the baselines first (``suite/baselines.measure_for_run`` judges them, once per run, or reuses the verdicts an
+earlier run kept in the cache: ``suite/baseline_cache.py``; ``--fresh`` measures them anew).
 """
 
 from __future__ import annotations
@@ -39,21 +40,28 @@ def wanted_by_run(files: RunFiles, given: list[str]) -> list[str]:
 
 def judge_run_baselines(out: Console, context: Any, files: RunFiles, names: list[str], settings: Any,
                         device: str) -> dict[str, dict[str, Any]] | None:
-    """The run's baselines (judged now unless it judged them before a kill); None when it has none to judge."""
+    """The run's baselines (judged now unless it judged them before a kill, or reused from the cache as
+    ``cache.baselines`` says); None when it has none to judge."""
     if not names:
         return None
     from kernelpro.forecast.dataset import hardware_name
+    from kernelpro.report.content import reused_text
     from kernelpro.search.tree import speedup_text
+    from kernelpro.suite.baseline_cache import RunBaselines
     from kernelpro.suite.baselines import measure_for_run
 
     summary = files.baselines()
+    fresh = settings.cache.baselines == "fresh"
     if summary is None:
-        out.print(f"judging the compile baselines first: {', '.join(names)}", soft_wrap=True)
+        out.print(f"judging the compile baselines first: {', '.join(names)}"
+                  + (" (fresh: none reused from the cache)" if fresh else ""), soft_wrap=True)
         summary = measure_for_run(context.problem, names, context.evaluate, files.root, files.root.name,
                                   settings.forecast.dataset if settings.forecast.record else None,
-                                  hardware_name(device))
+                                  hardware_name(device), RunBaselines.for_run(context.problem, device, settings),
+                                  fresh, warn=lambda message: out.print(f"[yellow]{escape(message)}[/]",
+                                                                        soft_wrap=True))
     for name, verdict in summary.items():
         said = speedup_text(verdict.get("speedup"), verdict.get("speedup_ci95")) if verdict.get("correct") else \
             f"{verdict.get('status')}: {verdict.get('message', '')}"
-        out.print(f"baseline {name}: {escape(str(said))}", soft_wrap=True)
+        out.print(f"baseline {name}: {escape(str(said))}{escape(reused_text(verdict))}", soft_wrap=True)
     return summary

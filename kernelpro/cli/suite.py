@@ -7,6 +7,7 @@ Part of the command-line layer: it chooses the suite directory, prints, and star
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import time
 from pathlib import Path
@@ -73,6 +74,8 @@ def run(
     no_memory: Annotated[bool, typer.Option("--no-memory", help="Runs neither read nor write the search memory.")]
     = False,
     no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Judge every problem's compile baselines anew rather than "
+                                        "reuse the verdicts kept in the cache (the new ones are kept).")] = False,
 ) -> None:
     """Optimise every problem of SOURCE... in turn (one per GPU at once) and score the suite."""
     from kernelpro.cli.suite_terminal import SuiteBar
@@ -86,6 +89,8 @@ def run(
 
     out = Console(stderr=True) if as_json else Console()
     budgets_or_fail(max_iters, time_budget, gpu_budget, usd_budget)  # one that allows nothing is refused first
+    if fresh:  # a setting of the suite's: recorded with its others, so every job and a --resume carry it
+        os.environ["KERNELPRO_CACHE__BASELINES"] = "fresh"
     settings = load_settings()
     # before any suite is made or baseline measured: every problem would fail alike (a resumed suite's model is
     # its own, read from its ledger below; a broken client then stops it at its first problem)
@@ -206,7 +211,8 @@ def status(
     console = Console()
     console.print(table)
     console.print(f"{suite_id} ({result['objective']}): {shown}; {result['finished']}/"
-                  f"{result['problems']} finished, {result['improved']} improved, {_headline_scores(result)}",
+                  f"{result['problems']} finished, {result['improved']} improved, {_headline_scores(result)}"
+                  + (f"; ETA {result['eta_seconds'] / 60:.0f} min" if result.get("eta_seconds") is not None else ""),
                   soft_wrap=True)
     if INTERRUPTED in (shown, *states.values()):
         console.print(f"[yellow]no process runs this suite any more (its driver was killed or its machine went "

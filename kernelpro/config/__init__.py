@@ -30,15 +30,21 @@ from kernelpro.config.harness import HarnessSettings, Tolerance  # noqa: E402
 from kernelpro.config.llm import LLMSettings  # noqa: E402
 from kernelpro.config.mcp import McpSettings  # noqa: E402
 from kernelpro.config.memory import MemorySettings  # noqa: E402
-from kernelpro.config.paths import KERNELPRO_HOME, USER_CACHE_DIR  # noqa: E402
+from kernelpro.config.paths import (  # noqa: E402
+    COMPILE_SUBDIR,
+    INLINE_SUBDIR,
+    KERNELPRO_HOME,
+    USER_CACHE_DIR,
+    CacheSettings,
+)
 from kernelpro.config.search import SearchSettings  # noqa: E402
 from kernelpro.config.suite import SuiteSettings  # noqa: E402
 
 DeviceChoice = Literal["auto", "cpu", "cuda"]
 
-__all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "ChatSettings", "CompileSettings", "CutlassSettings", "DeviceChoice",
-           "ForecastSettings", "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings", "SearchSettings",
-           "Settings", "SettingsError", "SuiteSettings", "Tolerance", "load_settings"]
+__all__ = ["KERNELPRO_HOME", "USER_CACHE_DIR", "CacheSettings", "ChatSettings", "CompileSettings", "CutlassSettings",
+           "DeviceChoice", "ForecastSettings", "HarnessSettings", "LLMSettings", "McpSettings", "MemorySettings",
+           "SearchSettings", "Settings", "SettingsError", "SuiteSettings", "Tolerance", "load_settings"]
 
 
 class SettingsError(ValueError):
@@ -79,6 +85,7 @@ class Settings(BaseSettings):
     mcp: McpSettings = Field(default_factory=McpSettings)
     chat: ChatSettings = Field(default_factory=ChatSettings)
     forecast: ForecastSettings = Field(default_factory=ForecastSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -91,6 +98,16 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Precedence: explicit arguments, then environment, then kernelpro.toml.
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls))
+
+    @model_validator(mode="after")
+    def _caches_under_their_root(self) -> Settings:
+        """The compile caches under ``cache.root`` unless their own settings name other directories."""
+        root = self.cache.root.expanduser()
+        if "cache_dir" not in self.compile.model_fields_set:
+            self.compile.cache_dir = root / COMPILE_SUBDIR
+        if "inline_cache_dir" not in self.compile.model_fields_set:
+            self.compile.inline_cache_dir = root / INLINE_SUBDIR
+        return self
 
     @model_validator(mode="after")
     def _energy_for_its_objective(self) -> Settings:

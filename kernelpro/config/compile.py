@@ -6,14 +6,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from kernelpro.config.paths import KERNELPRO_HOME, USER_CACHE_DIR
+from kernelpro.config.paths import COMPILE_SUBDIR, INLINE_SUBDIR, KERNELPRO_HOME, USER_CACHE_DIR
 
 
 class CompileSettings(BaseModel):
     """Compiling candidates' CUDA C++ (NVRTC, nvcc) and caching what was built."""
 
-    cache_dir: Path = KERNELPRO_HOME / "compile-cache"
-    """Content-addressed cache of compiled binaries, shared across runs."""
+    cache_dir: Path = USER_CACHE_DIR / COMPILE_SUBDIR
+    """Content-addressed cache of compiled binaries, shared across runs; unset, ``compile/`` under
+    ``cache.root``."""
     arch: str | None = None
     """Target such as ``sm_90a``; unset means the visible GPU's, or ``sm_90a`` without one."""
     nvcc: str = "nvcc"
@@ -31,9 +32,10 @@ class CompileSettings(BaseModel):
     inline_cache: bool = True
     """Keep built extensions in ``inline_cache_dir`` and load them from there, in the pool and in workers alike;
     off, every extension is built again (in a throw-away directory)."""
-    inline_cache_dir: Path = USER_CACHE_DIR / "load-inline"
+    inline_cache_dir: Path = USER_CACHE_DIR / INLINE_SUBDIR
     """Built ``load_inline`` extensions keyed on their sources, flags, torch, CUDA, compiler and target; shared by
-    every run and process (entries are published by an atomic rename, builds of one key serialised by a lock)."""
+    every run and process (entries are published by an atomic rename, builds of one key serialised by a lock);
+    unset, ``load-inline/`` under ``cache.root``."""
     inline_lean_headers: bool = True
     """Compile a load_inline candidate's CUDA source with ``<torch/types.h>`` where it includes
     ``<torch/extension.h>`` and uses nothing that only the latter declares (pybind11, Python, torch::nn/optim/

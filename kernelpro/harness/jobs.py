@@ -58,12 +58,14 @@ def protected_paths(settings: Settings) -> list[str]:
 
     The judge's: the run directories (checkpoints, results, reports), the chats' threads,
     ``harness.protected_dirs`` (a suite's ledger), kernelpro's home (the search memory, the judged-candidate
-    dataset) and the caches the judge builds into (compiled kernels, load_inline extensions), so no candidate can
-    edit a verdict or plant a module that a later candidate would load. And what the user's next program runs:
+    dataset), kernelpro's cache root (the baselines' verdicts) and the caches the judge builds into (compiled
+    kernels, load_inline extensions), so no candidate can edit a verdict or plant a module that a later candidate
+    would load. And what the user's next program runs:
     the Python installation (a ``.pth`` file in site-packages runs in every Python started after, the kernelpro
     CLI with its provider's key included), kernelpro's own source, HOME (``~/.bashrc``, ``~/.config``), the
     caller's compile caches (``worker_dirs.caller_caches``) and the directory every worker's own is made in."""
-    owned = [Path(p).expanduser() for p in (KERNELPRO_HOME, settings.memory.path, settings.compile.cache_dir)]
+    owned = [Path(p).expanduser() for p in (KERNELPRO_HOME, settings.memory.path, settings.compile.cache_dir,
+                                            settings.cache.root)]
     if settings.compile.inline_cache:
         owned.append(settings.compile.inline_cache_dir.expanduser())
     owned += [*caller_caches(), worker_root()]

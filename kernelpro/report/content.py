@@ -20,6 +20,23 @@ def duration(seconds: float | None) -> str:
     return f"{hours}h {minutes:02d}m {secs:02d}s" if hours else f"{minutes}m {secs:02d}s"
 
 
+def age_text(seconds: float) -> str:
+    """How long ago, in the unit that reads best: 45 s, 12 min, 5.2 h, 3.0 days."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def reused_text(verdict: dict) -> str:
+    """`` (reused, measured 5.2 h before)`` for a baseline's verdict reused from the cache, else nothing."""
+    reused = verdict.get("reused")
+    return f" (reused, measured {age_text(float(reused.get('age_s') or 0.0))} before)" if reused else ""
+
+
 def cost_text(usage: RoleUsage) -> str:
     return f"${usage.cost_usd:.4f}" if usage.priced else f"${usage.cost_usd:.4f} (unpriced)"
 
@@ -55,10 +72,10 @@ def baselines_text(run: RunSummary) -> str:
     for name, verdict in run.baselines.items():
         speedup = verdict.get("speedup")
         if verdict.get("correct") and speedup:
-            said.append(f"{name} {speedup_text(speedup, verdict.get('speedup_ci95'))}")
+            said.append(f"{name} {speedup_text(speedup, verdict.get('speedup_ci95'))}{reused_text(verdict)}")
             fastest = max(fastest or (name, speedup), (name, speedup), key=lambda item: item[1])
         else:
-            said.append(f"{name} {verdict.get('status', 'not measured')}")
+            said.append(f"{name} {verdict.get('status', 'not measured')}{reused_text(verdict)}")
     text = "; ".join(said)
     if fastest is not None and run.best_variant_id and run.best_speedup:
         ratio = Measured.of(run.best_speedup, run.best_speedup_ci95).over(

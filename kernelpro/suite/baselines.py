@@ -10,19 +10,25 @@ candidates, they are rows of the judged-candidate dataset too (origin ``suite-ba
 A suite's problem has them judged by its own run (``kernelpro optimize --baselines``, ``measure_for_run``),
 before the search, with the run's worker: no process or worker is started for them alone. Their verdicts answer
 the run's candidates that are the same code, and their summary stays in the run directory, so a run resumed
-after a kill does not judge them again.
+after a kill does not judge them again. A verdict measured by an earlier run on the same problem, machine,
+software and settings is reused from the cache (``baseline_cache``) unless the run is ``--fresh``.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelpro.harness.result import EvalResult, headline, most_say_host_bound
 from kernelpro.problem import Problem
 from kernelpro.search.module_copy import copy_class
 from kernelpro.search.recipe_code import render_candidate
+
+if TYPE_CHECKING:
+    from kernelpro.suite.baseline_cache import RunBaselines
 
 COMPILE_BASELINES = {
     "compile_default": "torch.compile of the reference (default mode), the suite's baseline",
@@ -77,29 +83,52 @@ def not_measured(names: list[str], why: str) -> dict[str, dict[str, Any]]:
     return {name: {"status": "not measured", "correct": False, "message": why} for name in names}
 
 
+def reused_summary(found: dict[str, Any], now: float | None = None) -> dict[str, dict[str, Any]]:
+    """The summary of verdicts reused from the cache (``CachedVerdict``s): no device time spent now, and
+    ``reused`` saying when they were measured, how long before, and the device time they took then."""
+    summary = summarise({name: hit.result for name, hit in found.items()})
+    for name, hit in found.items():
+        summary[name].update(elapsed_s=0.0, device_s=0.0, reused={
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(hit.measured_at)),
+            "age_s": round(hit.age_s(now), 1), "device_s": hit.result.device_s})
+    return summary
+
+
 def measure_for_run(problem: Problem, names: list[str], evaluator: Any, run_root: Path, run_id: str,
-                    record: Path | None, hardware: str) -> dict[str, dict[str, Any]]:
-    """The compile baselines among ``names`` judged by a run's own ``evaluator`` before its search; their verdicts
-    join those the run answers from (``judged_before``), each is a dataset row when ``record`` names the
+                    record: Path | None, hardware: str, cached: RunBaselines | None = None, fresh: bool = False,
+                    warn: Callable[[str], None] | None = None) -> dict[str, dict[str, Any]]:
+    """The compile baselines among ``names`` judged by a run's own ``evaluator`` before its search, or reused
+    from ``cached`` (``baseline_cache.RunBaselines``) unless ``fresh``; their verdicts join those the run answers
+    from (``judged_before``), each judged one is kept in the cache and is a dataset row when ``record`` names the
     dataset, and their summary is kept in the run directory (``RunFiles.baselines``), where a resumed run finds
-    them."""
+    them. ``warn`` hears of cache entries that could not be trusted or written."""
     from kernelpro.graphs.judged_before import add_to_run
     from kernelpro.graphs.run_files import RunFiles, write_atomic
 
+    warn = warn or (lambda _message: None)
     wanted = compile_baselines(names)
     try:
-        judged = judge_baselines(problem, wanted, evaluator)
+        codes = {name: baseline_source(problem, name) for name in wanted}
     except ValueError as error:  # a reference whose Model cannot be wrapped: scored against eager alone
         summary = not_measured(wanted, f"no compile baseline can be made ({error})")
     else:
-        add_to_run(run_root, [(f"the {name} baseline", baseline_source(problem, name), result)
-                              for name, result in judged.items()])
-        if record is not None:
+        found, warnings = cached.reusable(codes, fresh) if cached is not None else ({}, [])
+        for warning in warnings:
+            warn(warning)
+        judged = judge_baselines(problem, [name for name in wanted if name not in found], evaluator)
+        for name, result in judged.items():
+            if cached is not None and (warning := cached.keep(name, codes[name], result)):
+                warn(warning)
+        add_to_run(run_root, [(f"the {name} baseline", codes[name], result) for name, result in judged.items()]
+                   + [(f"the {name} baseline, reused from the cache", codes[name], hit.result)
+                      for name, hit in found.items()])
+        if record is not None and judged:
             try:
                 record_baselines(record, problem, judged, hardware, run_id)
             except OSError:  # the dataset is a by-product: the baselines stand without it
                 pass
-        summary = summarise(judged)
+        measured = {**summarise(judged), **reused_summary(found)}
+        summary = {name: measured[name] for name in wanted}
     write_atomic(RunFiles(run_root).baselines_path, json.dumps(summary))
     return summary
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.harness.stats import speedup_text
+from kernelpro.report.content import reused_text
 from kernelpro.suite import alone
 from kernelpro.suite.ledger import ProblemRow
 from kernelpro.suite.report_energy import suite_objective
@@ -98,8 +99,8 @@ def _baseline_text(row: ProblemRow) -> str:
     parts = [f"eager {result['reference_ms']:.4g} ms"] if result.get("reference_ms") else []
     for name, b in (row.baselines or {}).items():
         label = name.replace("compile_", "compile ").replace("_", "-")
-        parts.append(f"{label} {speedup_text(b.get('speedup'), b.get('speedup_ci95'))}" if b.get("correct")
-                     else f"{label} {b.get('status')}")
+        parts.append((f"{label} {speedup_text(b.get('speedup'), b.get('speedup_ci95'))}" if b.get("correct")
+                      else f"{label} {b.get('status')}") + reused_text(b))
     return "; ".join(parts) or "-"
 
 

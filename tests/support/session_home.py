@@ -27,7 +27,7 @@ XDG_DIRS = {"XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config", "XDG_DATA_
 # finds them here, and one that drops them (to choose its own settings) finds their defaults under the fake HOME.
 DATA_PATHS = {"KERNELPRO_FORECAST__DATASET": "data/judged.jsonl", "KERNELPRO_MEMORY__PATH": "data/memory",
               "KERNELPRO_COMPILE__CACHE_DIR": "data/compile-cache",
-              "KERNELPRO_COMPILE__INLINE_CACHE_DIR": "data/load-inline",
+              "KERNELPRO_COMPILE__INLINE_CACHE_DIR": "data/load-inline", "KERNELPRO_CACHE__ROOT": "data/cache",
               "KERNELPRO_CUTLASS__INDEX_DIR": "data/cutlass-index", "KERNELPRO_RUNS_DIR": "data/runs",
               "KERNELPRO_CHAT__DIR": "data/chats"}
 
