@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 import kernelpro
-from kernelpro.cli import cache, chat, data, doctor, eval, forecast, mcp, memory, optimize, profile, suite
+from kernelpro.cli import cache, chat, data, doctor, eval, forecast, mcp, memory, model, optimize, profile, suite
 from kernelpro.cli.errors import cannot_write, storage_error
 from kernelpro.cli.help_format import install as install_help_format
 from kernelpro.config import SettingsError
@@ -26,7 +26,7 @@ EXIT_CODES_HELP = "Exit codes: " + ", ".join(f"{code} {meaning}" for code, meani
 
 app = typer.Typer(help="kernelpro: make GPU kernels faster, with a judge you can trust.", epilog=EXIT_CODES_HELP,
                   no_args_is_help=True, pretty_exceptions_enable=False)
-for group in (eval, doctor, memory, profile, optimize, suite, chat, mcp, forecast, data, cache):
+for group in (eval, doctor, memory, profile, optimize, suite, model, chat, mcp, forecast, data, cache):
     group.register(app)
 
 
