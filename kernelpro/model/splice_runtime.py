@@ -40,10 +40,9 @@ def _attribute(module, target):
 def distinct_state(module):
     """A module's state tensors in ``state_dict`` order, each held once (a wrapper that registers the same
     module twice, such as a compiled copy beside the original, lists its tensors twice)."""
-    seen, tensors = set(), []
+    tensors = []
     for tensor in module.state_dict(keep_vars=True).values():
-        if id(tensor) not in seen:
-            seen.add(id(tensor))
+        if not any(tensor is held for held in tensors):
             tensors.append(tensor)
     return tensors
 
