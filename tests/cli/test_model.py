@@ -57,3 +57,19 @@ def test_a_hugging_face_config_without_its_model_type_is_refused(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 8}))
     result = runner.invoke(app, ["model", str(tmp_path), "--device", "cpu", "--runs-dir", str(tmp_path / "runs")])
     assert result.exit_code == BAD_INPUT and "model_type" in result.output
+
+
+def test_a_hugging_face_model_without_transformers_installed_says_what_to_install(tmp_path, monkeypatch):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    monkeypatch.setitem(__import__("sys").modules, "transformers", None)  # import transformers: ImportError
+    result = runner.invoke(app, ["model", str(tmp_path), "--device", "cpu", "--runs-dir", str(tmp_path / "runs")])
+    assert result.exit_code == BAD_INPUT and "pip install transformers" in result.output
+
+
+def test_a_resumed_model_run_gives_its_suite_only_new_totals():
+    from kernelpro.cli.model import _suite_options
+
+    new, resumed = _suite_options("recipes", None, 2, "1h", None, 0.5, None, None, True, False)
+    assert new == ["--policy", "recipes", "--max-iters", "2", "--time-budget", "1h", "--usd-budget", "0.5",
+                   "--no-memory"]
+    assert resumed == ["--time-budget", "1h", "--usd-budget", "0.5"]
