@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 
 class Tolerance(BaseModel):
@@ -13,6 +13,12 @@ class Tolerance(BaseModel):
 
     atol: float
     rtol: float
+
+
+# KernelBench's own check (its v0 and v0.1 evaluation): ``torch.allclose(output, ref, atol=1e-2, rtol=1e-2)``
+# whatever the dtype, on ``num_correct_trials = 5`` input sets drawn afresh, and nothing else.
+KERNELBENCH_TOLERANCE = 1e-2
+KERNELBENCH_TRIALS = 5
 
 
 def _default_tolerances() -> dict[str, Tolerance]:
@@ -45,6 +51,13 @@ class HarnessSettings(BaseModel):
     """Host memory the worker may use on top of what it holds after importing torch."""
     gpu_memory_fraction: float = 0.9
     """Share of the GPU's memory the worker's caching allocator may take."""
+    correctness_profile: Literal["kernelpro", "kernelbench"] = "kernelpro"
+    """Which correctness check judges: ``kernelpro`` (the ``tolerances`` with their absolute part at each
+    output's own scale, the reference's noise allowed for, the scaled and shifted sets, the float64 oracle) or
+    ``kernelbench``, KernelBench's own check as it documents it: ``torch.allclose(output, ref, atol=1e-2,
+    rtol=1e-2)`` on ``KERNELBENCH_TRIALS`` input sets drawn afresh, with no widening, no scaled or shifted set
+    and no oracle (it fixes ``correctness_trials``, ``scaled_trials`` and ``shifted_trials``). The guards against
+    cheating and the problem check are the same under both; the verdict names the profile that judged it."""
     correctness_trials: int = 3
     """Random input sets drawn from ``get_inputs()`` under fresh seeds."""
     scaled_trials: int = 2
@@ -111,6 +124,19 @@ class HarnessSettings(BaseModel):
     """Cores' worth of other work during CPU timing above which the verdict is marked ``contended``."""
     l2_flush_bytes: int = 0
     """Bytes written between CUDA trials to flush L2; 0 means four times the device's L2."""
+    referee: bool = True
+    """Decide every verdict the worker found correct again on the trusted side (``harness/referee.py``): the
+    reference, its float64 oracle, the inputs, the comparison and the timing of the reference in a process that
+    never loads candidate code; the candidate alone in a walled process of its own, fed each set's inputs and
+    timed by the same clock, each call also timed from outside. The candidate's process then holds nothing the
+    verdict depends on. Off: the worker's own verdict stands (cheaper; a hostile candidate can reach it)."""
+    referee_trials: int = Field(2, ge=1)
+    """The referee's plain input sets (plus one shifted by ``magnitude_shift`` when ``shifted_trials`` is set)."""
+    referee_timer_tolerance: float = Field(0.25, ge=0)
+    """How much longer than its own clock claimed, as a share of its outside time, a candidate call may take from
+    outside (beyond the pipe and the clock's own costs, measured) before its timing is ``timer_mismatch``."""
+    referee_timer_floor_ms: float = Field(0.05, ge=0)
+    """The same allowance's absolute part, for the host's scheduling noise."""
     second_opinion: bool = True
     """Before a run reports a best, time the reference and the best again in a fresh sandboxed process by an
     independent plain method (``harness/second_opinion.py``: host-synchronised calls on fresh inputs, alternating).
@@ -183,3 +209,14 @@ class HarnessSettings(BaseModel):
     device_lock_dir: Path | None = None
     """Where the lock files live; None: ``kernelpro-device-locks`` in the system's temporary directory, shared
     by every user of the machine."""
+
+    @model_validator(mode="after")
+    def _trials_of_the_profile(self) -> HarnessSettings:
+        self.apply_correctness_profile()
+        return self
+
+    def apply_correctness_profile(self) -> None:
+        """The input sets ``correctness_profile`` fixes (call again after changing it): KernelBench's five plain
+        sets and nothing more under ``kernelbench``."""
+        if self.correctness_profile == "kernelbench":
+            self.correctness_trials, self.scaled_trials, self.shifted_trials = KERNELBENCH_TRIALS, 0, 0

@@ -58,7 +58,8 @@ class Evaluation(CorrectnessSets, Guards, ModelCalls):
         self.job = job
         self.workdir = workdir
         self.emit = emit
-        self.settings = HarnessSettings.model_validate(job["harness"])
+        # ``worker_harness``: what the worker alone does differently (its own timing's length, under the referee)
+        self.settings = HarnessSettings.model_validate({**job["harness"], **job.get("worker_harness", {})})
         # the job's hold on the device, which it shares until timing (harness.share_until_timing)
         self.turns = DeviceTurns(emit, await_turn, bool(job.get("share_until_timing")),
                                  releases_while_compiling(self.settings.release_while_compiling, job["device"]))

@@ -26,6 +26,7 @@ from kernelpro.harness.device_lock import device_lock, locks, shared_until_exclu
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
+from kernelpro.harness.referee_run import run_referee, with_referee
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding
 from kernelpro.harness.sandbox import run_worker
 from kernelpro.harness.worker_handle import LongLivedWorker, WorkerStartError
@@ -104,6 +105,9 @@ class Lane:
     def _judge(self, problem: Problem, source: str, found: list[GuardFinding], timing: bool,
                inline: dict[str, Any] | None, until: float | None = None) -> EvalResult:
         job = make_job(problem, source, self.device, self.settings, timing)
+        if timing and self.settings.harness.referee:
+            # the referee times both models for the verdict: the worker's own look is its shortest
+            job["worker_harness"] = {"timing_trials": self.settings.harness.min_timing_trials}
         if inline is not None:
             job["inline"] = inline
         if until is not None:
@@ -129,8 +133,17 @@ class Lane:
         """One job in the worker, the device lock held alone throughout."""
         with device_lock(self.device, self.settings.harness) as waited:
             outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
+            result = self.refereed(job, classify(outcome, self.settings))
         self.lock_wait_s += waited
-        return classify(outcome, self.settings)
+        return result
+
+    def refereed(self, job: dict[str, Any], result: EvalResult) -> EvalResult:
+        """A correct verdict confirmed, and its speed measured, on the trusted side (``harness.referee``); called
+        with the device held alone."""
+        if not self.settings.harness.referee or result.status != "ok":
+            return result
+        harness = self.settings.harness
+        return with_referee(result, run_referee(job, harness), harness.cpu_contention_cores)
 
     def run_shared_until_timing(self, job: dict[str, Any]) -> EvalResult:
         """One job with the device lock held shared until the job asks for it alone, to time."""
@@ -152,6 +165,10 @@ class Lane:
             again.details["judged_alone_after"] = result.message[:300]
             again.elapsed_s = round((again.elapsed_s or 0.0) + (result.elapsed_s or 0.0), 3)
             return again
+        if self.settings.harness.referee and result.status == "ok":
+            with device_lock(self.device, self.settings.harness) as waited:
+                result = self.refereed(job, result)
+            self.lock_wait_s += waited
         return result
 
     def verdict(self, result: EvalResult, found: list[GuardFinding]) -> EvalResult:

@@ -1,0 +1,207 @@
+"""The referee's processes, from the judge's side, and what their report makes of the worker's verdict.
+
+``run_referee`` starts the referee (``referee.py``: the inputs, the comparison, the verdict) and one process per
+model (``referee_server.py``: the reference alone, the candidate alone), joined by pipes that only they hold,
+each in a working directory, session and sandbox of its own, under the job's time and memory limits.
+``with_referee`` then decides: a worker's correct verdict stands only as the referee confirms it, and its speed
+is the referee's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psutil
+
+from kernelpro.config import HarnessSettings
+from kernelpro.harness import cpu_load
+from kernelpro.harness.deadline import Deadline
+from kernelpro.harness.result import EvalResult, GuardFinding, Timing
+from kernelpro.harness.sandbox import _ChannelReader, _kill_group, _TailReader, _tree_rss_mb, worker_environment
+from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.worker_dirs import make_worker_dir
+
+
+@dataclass
+class RefereeOutcome:
+    report: dict[str, Any] | None
+    why_none: str = ""
+    candidate_output: str = ""
+    elapsed_s: float = 0.0
+    other_cores: float | None = None
+    """Cores' worth of work other than the referee's processes while they ran (``_TreesLoad``)."""
+
+
+class _TreesLoad:
+    """The machine's busy time less the referee's processes' own, over their life: the other work beside them,
+    read from outside (what a model's process says of itself is not evidence)."""
+
+    def __init__(self, processes: list[psutil.Process]) -> None:
+        self.processes = processes
+        self.first = self.last = (time.monotonic(), cpu_load._busy_seconds(), self._own())
+
+    def _own(self) -> float:
+        total = 0.0
+        for proc in self.processes:
+            for member in [proc, *_children(proc)]:
+                try:
+                    times = member.cpu_times()
+                    total += times.user + times.system
+                except psutil.Error:
+                    pass
+        return total
+
+    def sample(self) -> None:
+        self.last = (time.monotonic(), cpu_load._busy_seconds(), self._own())
+
+    def other_cores(self) -> float | None:
+        (wall0, busy0, own0), (wall, busy, own) = self.first, self.last
+        if busy is None or busy0 is None or wall - wall0 <= 0.5:
+            return None
+        return round(max(0.0, (busy - busy0) - (own - own0)) / (wall - wall0), 3)
+
+
+def _children(proc: psutil.Process) -> list[psutil.Process]:
+    try:
+        return proc.children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _start(module: str, fds: tuple[int, ...], job: dict[str, Any], prefix: str) -> tuple[subprocess.Popen, str]:
+    workdir = make_worker_dir(prefix)
+    proc = subprocess.Popen([sys.executable, "-m", module, *map(str, fds)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=workdir,
+                            env=worker_environment(workdir=workdir), pass_fds=fds, start_new_session=True)
+    try:
+        proc.stdin.write(json.dumps(job).encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    return proc, workdir
+
+
+def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcome:
+    """The referee's report on ``job`` (the worker's job), or why none came."""
+    nonce = secrets.token_hex(16)
+    pipes = {name: (os.pipe(), os.pipe()) for name in ("reference", "candidate")}  # (to it, from it)
+    result_r, result_w = os.pipe()
+    started = time.monotonic()
+    any_size = settings.memory_limit_mb << 20
+    # Each model's process gets its own source only; the referee gets the reference's (its inputs), never the
+    # candidate's.
+    sources = {"reference": {"candidate_source": ""}, "candidate": {"reference_source": ""}}
+    servers = {name: _start("kernelpro.harness.referee_server", (pipes[name][0][0], pipes[name][1][1]),
+                            {**job, **sources[name], "serves": name, "referee_input_bytes": any_size},
+                            f"kernelpro-{name}-")
+               for name in ("reference", "candidate")}
+    ends = (result_w, pipes["reference"][0][1], pipes["reference"][1][0],
+            pipes["candidate"][0][1], pipes["candidate"][1][0])
+    referee, referee_dir = _start("kernelpro.harness.referee", ends, {**job, "candidate_source": "", "nonce": nonce},
+                                  "kernelpro-referee-")
+    for (to_r, to_w), (from_r, from_w) in pipes.values():
+        for fd in (to_r, to_w, from_r, from_w):
+            os.close(fd)
+    os.close(result_w)
+    deadline = Deadline(settings, started, until=job.get("until"))
+    channel = _ChannelReader(result_r, nonce, deadline)
+    readers = {name: _TailReader(proc.stdout, settings.output_tail_bytes) for name, (proc, _) in servers.items()}
+    referee_output = _TailReader(referee.stdout, settings.output_tail_bytes)
+    for reader in (channel, referee_output, *readers.values()):
+        reader.start()
+    why = ""
+    processes = [referee, *(proc for proc, _ in servers.values())]
+    watched = [psutil.Process(proc.pid) for proc in processes]
+    load = _TreesLoad(watched)
+    while referee.poll() is None:
+        load.sample()
+        if deadline.expired():
+            why = f"timeout: no verdict from the referee {deadline.describe()}"
+            break
+        if any(_tree_rss_mb(p) > settings.memory_limit_mb for p in watched):
+            why = f"memory_limit: a process under the referee passed the {settings.memory_limit_mb} MB limit"
+            break
+        time.sleep(0.05)
+    for proc in processes:
+        _kill_group(proc)
+        proc.wait()
+    for reader in (channel, referee_output, *readers.values()):
+        reader.join(timeout=5)
+    for directory in (referee_dir, *(workdir for _, workdir in servers.values())):
+        shutil.rmtree(directory, ignore_errors=True)
+    if channel.result is None and not why:
+        tail = referee_output.tail.decode("utf-8", errors="replace")[-1500:]
+        why = f"referee_error: the referee exited with code {referee.returncode} and no report: {tail}"
+    return RefereeOutcome(channel.result, why, readers["candidate"].tail.decode("utf-8", errors="replace"),
+                          time.monotonic() - started, load.other_cores())
+
+
+def with_referee(result: EvalResult, outcome: RefereeOutcome, contention_cores: float = float("inf")) -> EvalResult:
+    """The verdict once the referee has spoken: the worker's correct verdict, with the referee's speed, where it
+    confirms it; otherwise what the referee found (or why it could not judge: no verdict is correct unconfirmed).
+    On the CPU, the verdict is ``contended`` where other work kept ``contention_cores`` busy beside the referee's
+    processes."""
+    report = outcome.report
+    result.elapsed_s = round((result.elapsed_s or 0.0) + outcome.elapsed_s, 3)
+    if report is None:
+        kind, _, message = outcome.why_none.partition(": ")
+        status = "timeout" if kind == "timeout" else "runtime_error"
+        return _overturned(result, status, kind, f"under the referee: {message}", outcome)
+    result.details["referee"] = {k: v for k, v in report.items() if k not in ("reference", "candidate")}
+    status = report.get("status")
+    if status == "error":  # the referee itself, or the reference under it, failed: nothing is confirmed
+        return _overturned(result, "runtime_error", "referee_error", f"the referee could not judge: "
+                           f"{report.get('message', '')}", outcome)
+    if status != "ok":
+        return _overturned(result, str(status), str(report.get("reason") or "referee"),
+                           str(report.get("message", "")), outcome)
+    if "speedup" in report:
+        # what the worker's own timing found goes with its figures: the referee's decide
+        result.guards = [g for g in result.guards if g.reason != "below_memory_floor"]
+        result.guards += [GuardFinding.model_validate(g) for g in report.get("guards", [])]
+        result.details["worker_timing"] = {"speedup": result.speedup, "speedup_ci95": result.speedup_ci95,
+                                           "speed_verdict": result.speed_verdict}
+        result.speedup, result.speedup_ci95 = report["speedup"], report["speedup_ci95"]
+        result.speed_verdict = report["speed_verdict"]
+        result.reference = Timing.model_validate(report["reference"])
+        result.candidate = Timing.model_validate(report["candidate"])
+        if (result.device or "").startswith("cuda"):
+            result.host_bound = result.reference.host_bound
+        if result.device in (None, "cpu") and outcome.other_cores is not None:
+            result.details.setdefault("cpu", {})["other_cores_beside_referee"] = outcome.other_cores
+            result.contended = outcome.other_cores >= contention_cores
+        result.message = (
+            f"correct on {result.trials_checked} input sets and every timed call, and on the referee's "
+            f"{report.get('sets_checked', 0)} of its own; {speedup_text(report['speedup'], report['speedup_ci95'])} "
+            f"{report['speed_verdict']} ({result.candidate.median_ms:.4g} ms vs {result.reference.median_ms:.4g} ms, "
+            f"{report['rounds']} rounds, each model in a process of its own)")
+        if result.contended:
+            result.message += (f"; timed while other work kept {outcome.other_cores:.1f} cores busy: not a speedup "
+                               "to act on")
+    else:
+        result.message += f"; confirmed on the referee's {report.get('sets_checked', 0)} input sets of its own"
+    return result
+
+
+def _overturned(result: EvalResult, status: str, reason: str, message: str, outcome: RefereeOutcome) -> EvalResult:
+    valid = {"ok", "incorrect", "compile_error", "runtime_error", "timeout", "rejected"}
+    status = status if status in valid else "runtime_error"
+    guards = list(result.guards)
+    if status == "rejected":
+        guards.append(GuardFinding(reason=reason, source="dynamic", message=message))
+    overturned = EvalResult(status=status, reason=reason, message=message, correct=False, guards=guards,
+                            problem_findings=result.problem_findings, device=result.device,
+                            trials_checked=result.trials_checked, elapsed_s=result.elapsed_s,
+                            details={**result.details, "worker_verdict": {"status": result.status,
+                                                                          "speedup": result.speedup,
+                                                                          "message": result.message[:500]}},
+                            worker_output=(result.worker_output + outcome.candidate_output)[-8192:])
+    return overturned

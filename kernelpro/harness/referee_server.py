@@ -1,0 +1,162 @@
+"""One model's process under the referee: ``python -m kernelpro.harness.referee_server IN_FD OUT_FD``, the job as
+JSON on stdin, ``serves`` naming the model: ``candidate`` or ``reference``.
+
+The same code serves both, so both models are loaded, fed, called, timed and answered alike, and whatever a
+process costs around a call (waking up, the pipe, copying the output) it costs both. The candidate's process holds
+the candidate and nothing the verdict depends on: no reference, no input generator, no comparison, no result
+channel to the judge. It answers the referee's requests (``referee_wire``): load, stage inputs, call (plainly,
+or timed by the judge's clock) and send back the output; the reference's also runs its float64 oracle. Whatever
+the candidate's process answers is only a claim: the referee compares its outputs with the reference's, and its
+claimed times with the time each request took, measured from outside.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kernelpro.harness import referee_wire as wire
+
+
+class CandidateServer:
+    def __init__(self, job: dict[str, Any], inbound: int, outbound: int) -> None:
+        from kernelpro.config import HarnessSettings
+        from kernelpro.harness.clocks import make_clock
+
+        self.job, self.inbound, self.outbound = job, inbound, outbound
+        self.settings = HarnessSettings.model_validate(job["harness"])
+        self.device = torch.device(job["device"])
+        self.clock = make_clock(self.device, self.settings)
+        self.model: Any = None
+        self.args: list[Any] | None = None
+        self.serves = job.get("serves", "candidate")
+        self.seed = 0
+
+    def serve(self) -> None:
+        while True:
+            try:
+                request, value = wire.receive(self.inbound, byte_limit=int(self.job["referee_input_bytes"]))
+            except wire.ClosedPipe:
+                return
+            op = request.get("op")
+            if op == "quit":
+                return
+            try:
+                getattr(self, f"on_{op}")(request, value) if op in ("load", "stage", "call", "oracle") else \
+                    wire.send(self.outbound, {"error": f"unknown request {op!r}", "reason": "protocol"})
+            except wire.ClosedPipe:
+                return
+
+    def on_load(self, request: dict[str, Any], init_inputs: Any) -> None:
+        from kernelpro.harness.loader import Verdict, build, load_candidate, load_reference
+
+        workdir = Path.cwd()
+        if request.get("threads"):
+            torch.set_num_threads(int(request["threads"]))  # both models' processes alike
+        try:
+            if self.serves == "reference":
+                cls = load_reference(self.job["reference_source"], workdir).Model
+                self.model = build(cls, list(init_inputs), int(request["seed"]), self.device,
+                                   workdir / "reference.py", failure_reason="reference_failed")
+            else:
+                cls = load_candidate(self.job["candidate_source"], workdir)
+                self.model = build(cls, list(init_inputs), int(request["seed"]), self.device,
+                                   workdir / "candidate.py")
+        except Verdict as failure:
+            wire.send(self.outbound, {"error": failure.result.message, "status": failure.result.status,
+                                      "reason": failure.result.reason})
+            return
+        wire.send(self.outbound, {"ok": True})
+
+    def on_stage(self, request: dict[str, Any], inputs: Any) -> None:
+        """The round's inputs, written into the tensors of the last call (``refill``) or into new ones, and the
+        random generators put in the round's state (``model_calls.seed_call``)."""
+        from kernelpro.harness.model_calls import seed_call
+        from kernelpro.harness.timing import refill_inputs
+
+        moved = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+        kept = self.args if request.get("refill") else None
+        self.args = refill_inputs(kept, moved)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        self.seed = int(request["seed"])
+        seed_call(self.seed)  # here, not in the call: the call's time from outside is the call's
+        wire.send(self.outbound, {"ok": True})
+
+    def on_oracle(self, _request: dict[str, Any], _value: Any) -> None:
+        """The model run in float64 on the staged inputs, upcast (``precision.oracle_outputs``), from the same
+        random state as its call; an error where an op has no float64 kernel."""
+        from kernelpro.harness.model_calls import seed_call
+        from kernelpro.harness.precision import oracle_outputs
+
+        seed_call(self.seed)
+        try:
+            out = oracle_outputs(self.model, self.args or [])
+        except Exception as exc:  # noqa: BLE001 - no oracle for this model
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+            wire.send(self.outbound, {"error": f"float64 oracle unavailable ({exc})"[:2000], "reason": "no_oracle"})
+            return
+        wire.send(self.outbound, {"ok": True}, out)
+
+    def on_call(self, request: dict[str, Any], _value: Any) -> None:
+        from kernelpro.harness.model_calls import no_grad
+        from kernelpro.harness.timing import shares_storage
+
+        call = no_grad(self.model)
+        args = self.args or []
+        header: dict[str, Any] = {"ok": True}
+        try:
+            if request["kind"] == "time":
+                self.clock.prepare()
+                header["span_ms"], header["host_ms"], out = self.clock.time(call, args)
+            elif request["kind"] == "issue":
+                self.clock.prepare()
+                header["host_ms"], out = self.clock.issue_ms(call, args)
+            else:
+                out = call(*args)
+                if self.device.type == "cuda":
+                    torch.cuda.synchronize()
+        except BaseException as exc:  # noqa: BLE001 - every failure is the candidate's, told to the referee
+            text = "".join(traceback.format_exception_only(type(exc), exc)).strip()[-2000:]
+            wire.send(self.outbound, {"error": text, "reason": type(exc).__name__})
+            return
+        if shares_storage(out, args):
+            self.args = None  # its output lives in the inputs: the next inputs go to new tensors
+        try:
+            wire.send(self.outbound, header, out)
+        except wire.WireError as exc:
+            wire.send(self.outbound, {"error": str(exc), "reason": "output_type"})
+
+
+def main() -> None:
+    from kernelpro.harness.worker import (
+        apply_job_environment,
+        die_with_parent,
+        isolate,
+        limit_address_space,
+        prepare_device,
+    )
+
+    inbound, outbound = int(sys.argv[1]), int(sys.argv[2])
+    job: dict[str, Any] = __import__("json").loads(sys.stdin.read())
+    job["isolation"] = isolate(job)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    die_with_parent()
+    apply_job_environment(job)
+    if job["device"].startswith("cuda"):
+        prepare_device(job["device"], job["harness"]["gpu_memory_fraction"], job["isolation"])
+    else:
+        limit_address_space(job["harness"]["memory_limit_mb"])
+    CandidateServer(job, inbound, outbound).serve()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""The bytes between the referee and the candidate's process: a JSON header, then each tensor's raw bytes.
+
+Nothing crosses as a pickle or as code: a header is plain JSON of bounded size, a value is a nested structure of
+lists, tuples, dicts, JSON scalars and tensors (dense, strided, of a plain dtype), and the reader refuses any
+message that declares more bytes than it was told to expect. So the candidate's process can send the referee
+numbers and tensors, and nothing that runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+import torch
+
+HEADER_LIMIT = 1 << 20  # bytes of JSON in one header
+_LENGTH = struct.Struct("<Q")
+_NO_VALUE = object()
+
+
+class WireError(RuntimeError):
+    """A message that is not what the protocol allows (too big, malformed, cut short)."""
+
+
+class ClosedPipe(WireError):
+    """The other end closed its pipe (its process exited or was killed)."""
+
+
+def _dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name, None)
+    if not isinstance(dtype, torch.dtype):
+        raise WireError(f"unknown dtype {name!r}")
+    return dtype
+
+
+def encode(value: Any, tensors: list[torch.Tensor]) -> Any:
+    """The JSON shape of ``value``; its tensors appended to ``tensors`` (contiguous, on the host)."""
+    if isinstance(value, torch.Tensor):
+        if value.layout != torch.strided or value.is_meta or type(value) is not torch.Tensor and not isinstance(
+                value, torch.nn.Parameter):
+            raise WireError(f"a {type(value).__name__} with layout {value.layout} cannot cross between processes")
+        tensors.append(value.detach().to("cpu").contiguous())
+        return {"t": len(tensors) - 1}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"v": value}
+    if isinstance(value, (list, tuple)):
+        return {"list" if isinstance(value, list) else "tuple": [encode(v, tensors) for v in value]}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"dict": [[k, encode(v, tensors)] for k, v in value.items()]}
+    raise WireError(f"a {type(value).__name__} cannot cross between processes")
+
+
+def decode(shape: Any, tensors: list[torch.Tensor]) -> Any:
+    if not isinstance(shape, dict) or len(shape) != 1:
+        raise WireError("malformed value")
+    (kind, body), = shape.items()
+    if kind == "t":
+        if not isinstance(body, int) or not 0 <= body < len(tensors):
+            raise WireError("a value names a tensor that was not sent")
+        return tensors[body]
+    if kind == "v":
+        return body
+    if kind in ("list", "tuple") and isinstance(body, list):
+        items = [decode(v, tensors) for v in body]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict" and isinstance(body, list):
+        return {str(k): decode(v, tensors) for k, v in body}
+    raise WireError("malformed value")
+
+
+def send(fd: int, header: dict[str, Any], value: Any = _NO_VALUE) -> None:
+    """One message: ``header`` and, when given, ``value`` (its tensors as raw bytes after the header)."""
+    tensors: list[torch.Tensor] = []
+    if value is not _NO_VALUE:
+        header = {**header, "value": encode(value, tensors)}
+    header["tensors"] = [{"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for t in tensors]
+    data = json.dumps(header).encode()
+    _write_all(fd, _LENGTH.pack(len(data)) + data)
+    for tensor in tensors:
+        if tensor.numel():
+            _write_all(fd, memoryview(tensor.reshape(-1).view(torch.uint8).numpy()))
+
+
+def receive(fd: int, byte_limit: int) -> tuple[dict[str, Any], Any]:
+    """The next message's header and value, refusing one whose tensors declare more than ``byte_limit`` bytes."""
+    length, = _LENGTH.unpack(_read_exact(fd, _LENGTH.size))
+    if length > HEADER_LIMIT:
+        raise WireError(f"a header of {length} bytes (at most {HEADER_LIMIT})")
+    try:
+        header = json.loads(_read_exact(fd, length))
+    except ValueError as exc:
+        raise WireError(f"a header that is not JSON: {exc}") from None
+    if not isinstance(header, dict) or not isinstance(header.get("tensors", []), list):
+        raise WireError("a header that is not an object")
+    specs = []
+    total = 0
+    for spec in header.get("tensors", []):
+        try:
+            dtype, shape = _dtype(str(spec["dtype"])), [int(n) for n in spec["shape"]]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise WireError(f"a malformed tensor description: {exc}") from None
+        if any(n < 0 for n in shape):
+            raise WireError("a negative dimension")
+        count = 1
+        for n in shape:
+            count *= n
+        nbytes = count * torch.empty((), dtype=dtype).element_size()
+        total += nbytes
+        if total > byte_limit:
+            raise WireError(f"the message declares more than the {byte_limit} bytes expected")
+        specs.append((dtype, shape, nbytes))
+    tensors = []
+    for dtype, shape, nbytes in specs:
+        raw = bytearray(nbytes)
+        if nbytes:
+            _read_into(fd, memoryview(raw))
+            flat = torch.frombuffer(raw, dtype=torch.uint8)
+        else:
+            flat = torch.empty(0, dtype=torch.uint8)
+        tensors.append(flat.view(dtype).reshape(shape))
+    value = decode(header["value"], tensors) if "value" in header else None
+    return header, value
+
+
+def tensor_bytes(value: Any) -> int:
+    """The bytes ``value``'s tensors take on the wire."""
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, (list, tuple)):
+        return sum(tensor_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(tensor_bytes(v) for v in value.values())
+    return 0
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data).cast("B")
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BrokenPipeError:
+            raise ClosedPipe("the other process closed its pipe") from None
+        view = view[written:]
+
+
+def _read_into(fd: int, view: memoryview) -> None:
+    while view:
+        chunk = os.readv(fd, [view])
+        if chunk == 0:
+            raise ClosedPipe("the other process closed its pipe")
+        view = view[chunk:]
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    buffer = bytearray(n)
+    _read_into(fd, memoryview(buffer))
+    return bytes(buffer)

@@ -1,0 +1,98 @@
+"""The referee: the verdict decided in processes the candidate never runs in, whatever the candidate's own
+process says. Real processes throughout (the referee and one per model), on the CPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelpro.harness.jobs import make_job
+from kernelpro.harness.judge import judge
+from kernelpro.harness.referee_run import run_referee, with_referee
+from kernelpro.harness.result import EvalResult
+from tests.conftest import DATA, candidate, problem
+
+
+def referee_candidate(name: str) -> str:
+    return (DATA / "referee" / f"{name}.py").read_text()
+
+
+def referee_report(source: str, settings, problem_name: str = "scale_relu", timing: bool = True):
+    job = make_job(problem(problem_name), source, "cpu", settings, timing)
+    return run_referee(job, settings.harness)
+
+
+def forged_ok() -> EvalResult:
+    """What a candidate that took over its own worker's result channel would have it say."""
+    return EvalResult(status="ok", correct=True, speedup=42.0, speedup_ci95=[41.0, 43.0], speed_verdict="faster",
+                      message="forged", trials_checked=6)
+
+
+def test_an_honest_candidate_is_confirmed_with_the_referees_own_speed(settings):
+    outcome = referee_report(candidate("honest_scale_relu"), settings)
+    assert outcome.report["status"] == "ok", outcome
+    assert outcome.report["sets_checked"] == settings.harness.referee_trials + 1  # and the shifted set
+    low, high = outcome.report["speedup_ci95"]
+    assert low <= outcome.report["speedup"] <= high
+    result = with_referee(forged_ok(), outcome)
+    assert result.status == "ok" and result.speedup == outcome.report["speedup"]
+    assert result.details["worker_timing"]["speedup"] == 42.0  # kept beside, never the verdict's
+    assert "each model in a process of its own" in result.candidate.method
+
+
+def test_a_forged_ok_from_the_candidates_own_process_is_overturned(settings):
+    """Whatever the worker's channel carried, a candidate that computes nothing is incorrect."""
+    result = with_referee(forged_ok(), referee_report(referee_candidate("zeros"), settings))
+    assert (result.status, result.correct, result.speedup) == ("incorrect", False, None)
+    assert "referee's input set 1" in result.message
+    assert result.details["worker_verdict"]["speedup"] == 42.0
+
+
+def test_global_state_changed_in_the_candidates_process_reaches_neither_reference_nor_comparison(settings):
+    """Default dtype, backend flags, threads and a global hook zeroing every module's output: in the candidate's
+    process only. The reference and the comparison, elsewhere, see its zeros for what they are."""
+    outcome = referee_report(referee_candidate("global_state"), settings)
+    assert outcome.report["status"] == "incorrect", outcome
+
+
+def test_a_clock_that_under_reports_in_the_candidates_process_is_a_timer_mismatch(settings):
+    outcome = referee_report(referee_candidate("clock_liar"), settings)
+    assert (outcome.report["status"], outcome.report["reason"]) == ("rejected", "timer_mismatch"), outcome
+    result = with_referee(forged_ok(), outcome)
+    assert result.status == "rejected" and any(g.reason == "timer_mismatch" for g in result.guards)
+
+
+def test_the_clock_liars_honest_twin_is_confirmed_and_slower(settings):
+    outcome = referee_report(referee_candidate("slow_honest"), settings)
+    assert outcome.report["status"] == "ok", outcome
+    assert outcome.report["speedup_ci95"][1] < 1.0
+
+
+def test_a_candidate_that_replays_its_first_output_fails_on_the_referees_fresh_inputs(settings):
+    outcome = referee_report(referee_candidate("replay"), settings)
+    assert outcome.report["status"] in ("incorrect", "rejected"), outcome
+
+
+def test_a_joined_thread_pool_stays_accepted(settings):
+    outcome = referee_report(candidate("honest_own_threads"), settings)
+    assert outcome.report["status"] == "ok", outcome
+
+
+def test_a_candidate_whose_process_exits_gets_no_verdict_but_its_failure(settings):
+    result = with_referee(forged_ok(), referee_report(candidate("fault_os_exit"), settings))
+    assert (result.status, result.reason) == ("runtime_error", "exited")
+
+
+def test_a_correctness_only_judgment_is_confirmed_without_timing(settings):
+    outcome = referee_report(candidate("honest_scale_relu"), settings, timing=False)
+    assert outcome.report["status"] == "ok" and "speedup" not in outcome.report
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_judge_decides_through_the_referee_unless_switched_off(settings, on):
+    settings.harness.referee = on
+    result = judge(problem("scale_relu"), candidate("honest_scale_relu"), "cpu", settings)
+    assert result.status == "ok", result.message
+    assert ("referee" in result.details) is on
+    if on:
+        assert result.speedup == result.details["referee"]["speedup"]
+        assert result.details["worker_timing"]["speedup"] is not None
