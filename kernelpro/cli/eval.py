@@ -11,7 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kernelpro.cli.inputs import candidate_or_fail, device_or_fail, problem_or_fail
+from kernelpro.cli.inputs import (
+    CorrectnessOption,
+    candidate_or_fail,
+    correctness_or_fail,
+    device_or_fail,
+    problem_or_fail,
+)
 from kernelpro.config import load_settings
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
@@ -31,6 +37,7 @@ def eval_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print exactly one JSON object.")] = False,
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness and guards only.")] = False,
     timeout: Annotated[Optional[float], typer.Option(help="Wall-time limit per candidate, seconds.")] = None,
+    correctness: Annotated[Optional[str], CorrectnessOption] = None,
 ) -> None:
     """Judge candidates: correct on fresh random inputs, timed honestly, guarded against reward hacks.
 
@@ -45,6 +52,7 @@ def eval_command(
     settings = load_settings()
     if timeout is not None:
         settings.harness.timeout_s = timeout
+    correctness_or_fail(correctness, settings)
     problem = problem_or_fail(reference)
     sources = [candidate_or_fail(path) for path in candidates]
     device = device_or_fail(device, settings)

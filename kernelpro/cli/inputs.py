@@ -101,6 +101,32 @@ def objective_or_fail(objective: str | None, settings: Settings, device: str) ->
     settings.apply_objective()
 
 
+CORRECTNESS_ENV = "KERNELPRO_HARNESS__CORRECTNESS_PROFILE"
+
+
+def correctness_or_fail(profile: str | None, settings: Settings) -> None:
+    """Set ``harness.correctness_profile`` from ``--correctness`` (when given): ``kernelpro``, or ``kernelbench``
+    for KernelBench's own check (``torch.allclose`` at 1e-2 on five input sets), which fixes its trials."""
+    from typing import get_args
+
+    from kernelpro.config import HarnessSettings
+
+    if profile is None:
+        return
+    profiles = get_args(HarnessSettings.model_fields["correctness_profile"].annotation)
+    if profile not in profiles:
+        fail(f"--correctness {profile!r}: use one of {', '.join(profiles)}")
+    settings.harness.correctness_profile = profile  # type: ignore[assignment]
+    settings.harness.apply_correctness_profile()
+
+
+CorrectnessOption = typer.Option(
+    "--correctness", metavar="kernelpro|kernelbench",
+    help="Which correctness check judges: kernelpro (default: tolerances at each output's scale, the reference's "
+         "noise, scaled and shifted sets, a float64 oracle) or kernelbench (KernelBench's own: torch.allclose at "
+         "atol=rtol=1e-2 on 5 input sets, nothing more). Sets harness.correctness_profile.")
+
+
 def hold_run_lock(directory: Path, what: str) -> None:
     """Hold ``directory``'s driver lock (``run_lock``) until the command ends (``releases_run_locks``): a run or
     suite that another live process drives is refused, not driven twice."""

@@ -19,7 +19,9 @@ from rich.markup import escape
 from kernelpro.cli.errors import cannot_write, cannot_write_run, storage_error
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import (
+    CorrectnessOption,
     budgets_or_fail,
+    correctness_or_fail,
     device_or_fail,
     gpu_name,
     hold_run_lock,
@@ -49,7 +51,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  runs_dir: Optional[Path], interactive: bool, resume: Optional[str], as_json: bool,
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
                  run_id: Optional[str] = None, objective: Optional[str] = None,
-                 judged_before: Optional[Path] = None, baselines: Optional[str] = None, fresh: bool = False) -> None:
+                 judged_before: Optional[Path] = None, baselines: Optional[str] = None, fresh: bool = False,
+                 correctness: Optional[str] = None) -> None:
     from kernelpro.cli.optimize_baselines import baseline_names, judge_run_baselines, wanted_by_run
     from kernelpro.run_stack import run_stack_problem
 
@@ -113,6 +116,12 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
         if objective is not None and objective != meta.get("objective", "time"):
             _fail(f"run {resume} optimises {meta.get('objective', 'time')}; --objective cannot change on --resume")
         objective = meta.get("objective", objective)
+        judged_by = meta.get("correctness", "kernelpro")  # a run judges every candidate by one check
+        if correctness is not None and correctness != judged_by:
+            _fail(f"run {resume} is judged by the {judged_by} correctness check; --correctness cannot change on "
+                  "--resume")
+        correctness = judged_by
+    correctness_or_fail(correctness, settings)
     problem = problem_or_fail(reference)
     device = device_or_fail(device, settings, asked_by=f"run {resume} ran on cuda" if resume else None)
     objective_or_fail(objective, settings, device)
@@ -130,7 +139,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                 "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
                 "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
                 "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
-                "objective": settings.search.objective, "baselines": baselines_given})
+                "objective": settings.search.objective, "baselines": baselines_given,
+                "correctness": settings.harness.correctness_profile})
             hold_run_lock(files.root, f"run {run_id}")
             if judged_before is not None:
                 from kernelpro.graphs.judged_before import JudgedBefore
@@ -318,13 +328,14 @@ def register(app: typer.Typer) -> None:
         fresh: Annotated[bool, typer.Option("--fresh", help="Judge the --baselines anew rather than reuse the "
                                                             "verdicts kept in the cache (the new ones are kept).")]
         = False,
+        correctness: Annotated[Optional[str], CorrectnessOption] = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
                      interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective, judged_before,
-                     baselines, fresh)
+                     baselines, fresh, correctness)
 
 
 __all__ = ["register", "run_optimize"]

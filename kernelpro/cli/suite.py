@@ -19,7 +19,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from kernelpro.cli.errors import fail
-from kernelpro.cli.inputs import budgets_or_fail, hold_run_lock, releases_run_locks, retry_kinds_or_fail
+from kernelpro.cli.inputs import (
+    CorrectnessOption,
+    budgets_or_fail,
+    hold_run_lock,
+    releases_run_locks,
+    retry_kinds_or_fail,
+)
 from kernelpro.cli.suite_options import create_from_options, new_totals
 from kernelpro.config import load_settings
 from kernelpro.exit_codes import SETUP_FAILED
@@ -76,6 +82,7 @@ def run(
     no_profile: Annotated[bool, typer.Option("--no-profile", help="Skip Nsight Compute profiles.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Judge every problem's compile baselines anew rather than "
                                         "reuse the verdicts kept in the cache (the new ones are kept).")] = False,
+    correctness: Annotated[Optional[str], CorrectnessOption] = None,
 ) -> None:
     """Optimise every problem of SOURCE... in turn (one per GPU at once) and score the suite."""
     from kernelpro.cli.suite_terminal import SuiteBar
@@ -108,7 +115,7 @@ def run(
     else:
         paths, ledger = create_from_options(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
                                 gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
-                                settings, objective)
+                                settings, objective, correctness)
     hold_run_lock(paths.root, f"suite {paths.suite_id}")
     config = SuiteConfig.model_validate(ledger.suite()["config"])
     if resume and (given := new_totals(time_budget, gpu_budget, usd_budget)):  # the suite goes on under them

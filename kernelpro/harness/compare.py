@@ -13,6 +13,7 @@ import torch
 
 from kernelpro.config import Tolerance
 from kernelpro.harness import chunked
+from kernelpro.harness.judge_values import FrozenTolerance
 
 # Memory a candidate never wrote reads as this byte: on the GPU the judge fills and frees blocks before each call,
 # on the CPU glibc fills every allocation with it (worker.poison_allocations). 0xFE, not 0xFF: glibc's perturb
@@ -60,7 +61,8 @@ def plain_tensor_problem(value: Any) -> str | None:
     return None
 
 
-def tolerance_for(dtype: torch.dtype, tolerances: dict[str, Tolerance]) -> Tolerance:
+def tolerance_for(dtype: torch.dtype, tolerances: dict[str, Tolerance] | dict[str, FrozenTolerance]
+                  ) -> Tolerance | FrozenTolerance:
     return tolerances.get(str(dtype).removeprefix("torch."), tolerances["float32"])
 
 
@@ -131,18 +133,42 @@ def _compare_tensor(path: str, ref: torch.Tensor, cand: torch.Tensor, tolerances
     return _compare_floats(path, ref, cand, tolerance_for(ref.dtype, tolerances), noise)
 
 
+def atol_at_scale(atol: float, scale: float, dtype: torch.dtype) -> float:
+    """The tolerance's absolute part for an output leaf whose largest magnitude is ``scale``.
+
+    ``atol`` stands for rounding at the magnitude of outputs of order one, which is what KernelBench's inputs
+    give most problems. An output whose largest element is far smaller (a softmax over 393,216 columns, about
+    2.5e-6 an element; a tensor divided by its norm) sits wholly inside it: zeros, a constant or its own elements
+    permuted would pass. Its rounding is at its own scale, so ``atol`` is taken down by that scale (never up), to
+    no less than the dtype's smallest normal number, below which the dtype itself keeps no relative precision (a
+    kernel that flushes subnormal results to zero stays correct). Honest float32 arithmetic is unaffected: its
+    error, a few units in the last place of the values it sums, stays within ``rtol`` and ``atol * scale``; where
+    the reference's own rounding is larger (TF32, an output that is all cancellation) the noise allowance covers
+    it (``precision.reference_noise``)."""
+    floor = torch.finfo(dtype).tiny
+    return min(atol, max(atol * min(1.0, scale), floor))
+
+
 def _compare_floats(path: str, ref: torch.Tensor, cand: torch.Tensor, tol: Tolerance, noise: float
                     ) -> Mismatch | Agreement:
     """NaN/Inf, then the element-wise tolerance in float64, a slice at a time (``chunked``): the figures of every
-    slice stay on the device and come back in one transfer; only a mismatch looks again at its wrong slices."""
+    slice stay on the device and come back in one transfer; only a mismatch looks again at its wrong slices.
+
+    Under ``kernelpro`` (the rule of a plain ``Tolerance`` too) ``atol`` is taken to the reference's scale
+    (``atol_at_scale``) and widened by its noise; under ``kernelbench`` it is ``torch.allclose(cand, ref)`` as
+    KernelBench calls it: ``|ref - cand| <= atol + rtol * |cand|``, nothing widened."""
+    kernelbench = isinstance(tol, FrozenTolerance) and tol.rule == "kernelbench"
     ref_row, cand_row = chunked.flat(ref), chunked.flat(cand)
-    slack = 2 * noise * chunked.abs_max(ref) if noise else 0.0
+    scale = chunked.abs_max(ref)
+    slack = 2 * noise * scale if noise and not kernelbench else 0.0
+    atol = tol.atol if kernelbench else atol_at_scale(tol.atol, scale, ref.real.dtype)
+    bounds = _Bounds(atol, tol.rtol, slack, relative_to_candidate=kernelbench)
     parts = list(chunked.slices(ref_row.numel()))
     figures = []  # per slice: NaN/Inf elements, wrong elements, max abs error, max relative error
     for part in parts:
-        diff, magnitude, wrong = _errors(ref_row[part], cand_row[part], tol, slack)
+        diff, magnitude, wrong = bounds.errors(ref_row[part], cand_row[part])
         figures.append(torch.stack([(~torch.isfinite(cand_row[part])).sum().double(), wrong.sum().double(),
-                                    diff.max(), (diff / magnitude.clamp_min(tol.atol)).max()]))
+                                    diff.max(), (diff / magnitude.clamp_min(atol)).max()]))
         del diff, magnitude, wrong
     per_slice = torch.stack(figures).tolist()
     nonfinite, wrong_total = int(sum(row[0] for row in per_slice)), int(sum(row[1] for row in per_slice))
@@ -160,25 +186,38 @@ def _compare_floats(path: str, ref: torch.Tensor, cand: torch.Tensor, tol: Toler
     max_abs, max_rel = max(row[2] for row in per_slice), max(row[3] for row in per_slice)
     if not wrong_total:
         return Agreement(max_abs, max_rel)
-    wrong_slices = list(masks(1, lambda part: _errors(ref_row[part], cand_row[part], tol, slack)[2]))
+    wrong_slices = list(masks(1, lambda part: bounds.errors(ref_row[part], cand_row[part])[2]))
     first_part, first_mask = wrong_slices[0]
     first = first_part.start + int(torch.nonzero(first_mask)[0])
     count = stale(iter(wrong_slices))
+    scaled = f" (atol={tol.atol:g} at this output's scale, its largest magnitude {scale:.3g})" \
+        if atol < tol.atol else ""
+    rule = " (KernelBench's allclose: rtol of the candidate's magnitude)" if kernelbench else ""
     return _stale_mismatch(path, count) if count else Mismatch(
         "incorrect", "value_mismatch",
-        f"{path}: {wrong_total} of {ref.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g}"
+        f"{path}: {wrong_total} of {ref.numel()} elements outside atol={atol:.3g}, rtol={tol.rtol:g}{scaled}{rule}"
         f"{f' (widened by {slack:.3g}: the reference itself is that far from float64)' if slack else ''}; "
         f"max abs error {max_abs:.3g}; first at {chunked.unravel(first, ref.shape)}: got "
         f"{float(cand_row[first]):.6g}, expected {float(ref_row[first]):.6g}",
         max_abs, max_rel)
 
 
-def _errors(ref: torch.Tensor, cand: torch.Tensor, tol: Tolerance, slack: float
-            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """In float64: ``|cand - ref|``, ``|ref|``, and where the difference is outside the tolerance."""
-    ref64 = ref.double()
-    diff, magnitude = (cand.double() - ref64).abs(), ref64.abs()
-    return diff, magnitude, diff > tol.atol + slack + tol.rtol * magnitude
+@dataclass(frozen=True)
+class _Bounds:
+    """One leaf's element-wise bound: ``|cand - ref| <= atol + slack + rtol * |ref|`` (``|cand|`` under
+    KernelBench's rule, where the reference is ``allclose``'s first argument)."""
+
+    atol: float
+    rtol: float
+    slack: float
+    relative_to_candidate: bool = False
+
+    def errors(self, ref: torch.Tensor, cand: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """In float64: ``|cand - ref|``, ``|ref|``, and where the difference is outside the bound."""
+        ref64, cand64 = ref.double(), cand.double()
+        diff, magnitude = (cand64 - ref64).abs(), ref64.abs()
+        relative = cand64.abs() if self.relative_to_candidate else magnitude
+        return diff, magnitude, diff > self.atol + self.slack + self.rtol * relative
 
 
 def _stale_mismatch(path: str, stale: int) -> Mismatch:

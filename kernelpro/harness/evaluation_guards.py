@@ -34,6 +34,8 @@ class Guards:
         """The float64 oracle's output for these inputs (None where there is none), and from it the noise: how far
         the reference's own rounding takes it on these inputs, which their element-wise comparison allows for."""
         none = frozen_noise({})
+        if self.limits.profile == "kernelbench":  # KernelBench's check: allclose alone, nothing widened
+            return None, none
         if not any(precision.checks_precision(leaf) for _, leaf in flatten(ref_out)):
             return None, none
         need, free = precision.oracle_bytes(self.reference, inputs, ref_out), precision.free_device_bytes(self.device)

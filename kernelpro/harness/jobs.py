@@ -136,6 +136,7 @@ def classify(outcome: WorkerOutcome, settings: Settings) -> EvalResult:
         result = EvalResult(status="runtime_error", reason="exited",
                             message=f"the worker exited with code {outcome.returncode} during "
                                     f"{outcome.last_phase} without a result (os._exit or native code)")
+    result.correctness_profile = settings.harness.correctness_profile  # the judge's word, not the worker's
     result.worker_output = outcome.output_tail
     result.elapsed_s = round(outcome.elapsed_s, 3)
     if outcome.output_bytes > len(outcome.output_tail.encode()):

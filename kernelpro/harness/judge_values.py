@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from kernelpro.config.harness import KERNELBENCH_TOLERANCE
+
+Rule = Literal["kernelpro", "kernelbench"]
 
 
 class TamperedValue(RuntimeError):
@@ -19,10 +23,14 @@ class TamperedValue(RuntimeError):
 
 @dataclass(frozen=True)
 class FrozenTolerance:
-    """``|cand - ref| <= atol + rtol * |ref|`` (the settings' ``Tolerance``, immutable)."""
+    """``|cand - ref| <= atol + rtol * |ref|`` (the settings' ``Tolerance``, immutable), under ``rule``:
+    ``kernelpro`` takes ``atol`` down to each output's own scale and allows for the reference's noise
+    (``compare.atol_at_scale``); ``kernelbench`` is ``torch.allclose(cand, ref)`` as written, ``atol`` as given and
+    ``rtol`` against the candidate's magnitude."""
 
     atol: float
     rtol: float
+    rule: Rule = "kernelpro"
 
 
 class FrozenMap(Mapping[str, Any]):
@@ -60,8 +68,12 @@ class FrozenMap(Mapping[str, Any]):
         return self
 
 
-def frozen_tolerances(tolerances: Mapping[str, Any]) -> FrozenMap:
-    """Per dtype name, ``FrozenTolerance`` copies of the settings' tolerances."""
+def frozen_tolerances(tolerances: Mapping[str, Any], profile: Rule = "kernelpro") -> FrozenMap:
+    """Per dtype name, ``FrozenTolerance`` copies of the settings' tolerances; under the ``kernelbench`` profile,
+    KernelBench's one tolerance for every dtype instead."""
+    if profile == "kernelbench":
+        return FrozenMap({name: FrozenTolerance(KERNELBENCH_TOLERANCE, KERNELBENCH_TOLERANCE, "kernelbench")
+                          for name in tolerances})
     return FrozenMap({name: FrozenTolerance(float(t.atol), float(t.rtol)) for name, t in tolerances.items()})
 
 
@@ -87,8 +99,11 @@ class JudgeLimits:
     tolerances: FrozenMap
     precision_factor: float
     gross_relative_error: float
+    profile: Rule = "kernelpro"
+    """``harness.correctness_profile``: under ``kernelbench`` no float64 oracle is run and no noise measured."""
 
 
 def judge_limits(settings: Any) -> JudgeLimits:
-    return JudgeLimits(frozen_tolerances(settings.tolerances), float(settings.precision_factor),
-                       float(settings.gross_relative_error))
+    profile = settings.correctness_profile
+    return JudgeLimits(frozen_tolerances(settings.tolerances, profile), float(settings.precision_factor),
+                       float(settings.gross_relative_error), profile)

@@ -164,6 +164,9 @@ class EvalResult(BaseModel):
     problem_findings: list[ProblemFinding] = Field(default_factory=list)
     """Findings about the problem (``PROBLEM_REASONS``); with any, no speedup on it counts as an improvement."""
     device: str | None = None
+    correctness_profile: str | None = None
+    """Which correctness check judged it (``harness.correctness_profile``): ``kernelpro`` or ``kernelbench``; None
+    on a verdict taken before any worker ran (a static check) or recorded before profiles were."""
     trials_checked: int = 0
     max_abs_error: float | None = None
     max_rel_error: float | None = None

@@ -16,6 +16,7 @@ from kernelpro.harness import kernel_checks, memory_floor, problem_checks
 from kernelpro.harness.call_trace import CallTrace
 from kernelpro.harness.handler_probe import HandlerProbe
 from kernelpro.harness.launch_ledger import LEDGER
+from kernelpro.harness.model_calls import seed_call
 from kernelpro.harness.output_checks import OutputHistory
 from kernelpro.harness.result import EvalResult, GuardFinding, ProblemFinding
 
@@ -40,13 +41,19 @@ class RunChecks:
         and whether the reference returns the same storage twice (then a candidate may: ``output_reused`` waits
         for this)."""
         first_seed, *others = self.job["seeds"]["problem"]
-        inputs = draw(first_seed)
-        first = reference(inputs)
+
+        def first_set(scale: float | None = None) -> Any:
+            inputs = draw(first_seed, scale)
+            seed_call(first_seed)  # the nudged calls draw the random numbers the first drew
+            return inputs, reference(inputs)
+
+        inputs, first = first_set()
         self.traffic_bytes = memory_floor.compulsory_bytes(inputs, first)
         del inputs
         sets = [(seed, None) for seed in others[:-1]] + [(seed, self.settings.magnitude_scale) for seed in others[-1:]]
         self.problem_findings, reference_reuses = problem_checks.check_reference(
-            first, lambda seed, scale: reference(draw(seed, scale)), sets, self.settings)
+            first, lambda seed, scale: reference(draw(seed, scale)), sets, self.settings,
+            nudged=lambda scale: first_set(scale)[1])
         if (reused := self.outputs.finding()) is not None and not reference_reuses:
             findings.append(reused)
 

@@ -28,7 +28,6 @@ CHEATS = [
     ("cheat_sync_patch", "scale_relu", "timer_patch"),
     ("cheat_judge_patch", "scale_relu", "judge_patch"),
     ("cheat_gc_referrers", "scale_relu", "judge_patch"),
-    ("cheat_precision_bf16", "softmax_wide", "precision_downgrade"),
     ("cheat_stale_memory", "scale_relu", "stale_memory"),
     ("cheat_l2_persistence", "scale_relu", "l2_persistence"),
     # the process state the reference and the comparison share (torch_state, integrity's torch namespaces)
@@ -38,7 +37,6 @@ CHEATS = [
     ("cheat_functional_alias", "matmul_relu", "judge_patch"),
     ("cheat_global_forward_hook", "matmul_relu", "judge_patch"),
     ("cheat_stack_patch", "scale_relu", "judge_patch"),
-    ("cheat_precision_after_first", "softmax_wide", "precision_downgrade"),  # the oracle on every set
 ]
 
 # Cheats whose hack shows at run time on a CPU, judged with the static checks skipped.
@@ -79,10 +77,13 @@ def test_a_fallback_handler_that_runs_is_named_with_its_line(settings):
     assert any(g.source == "static" and g.severity == "warn" for g in result.guards)
 
 
-def test_zeros_that_fit_inside_atol_are_incorrect(settings):
-    """Softmax outputs all sit under atol=1e-4; zeros pass element-wise but not against the float64 oracle."""
-    result = judge(problem("softmax_wide"), candidate("cheat_zeros_tiny"), device="cpu", settings=settings)
-    assert (result.status, result.reason) == ("incorrect", "relative_error"), result.message
+@pytest.mark.parametrize("name", ["cheat_zeros_tiny", "cheat_precision_bf16", "cheat_precision_after_first"])
+def test_errors_that_fit_inside_atol_are_wrong_values_at_the_outputs_scale(name, settings):
+    """Softmax outputs all sit under atol=1e-4, which is taken down to their scale: zeros, and bfloat16's error
+    (forty times rtol) on any input set, are wrong values element-wise."""
+    result = judge(problem("softmax_wide"), candidate(name), device="cpu", settings=settings)
+    assert (result.status, result.reason) == ("incorrect", "value_mismatch"), result.message
+    assert "at this output's scale" in result.message
 
 
 def test_pointer_cache_is_caught_in_timed_calls_too(settings):

@@ -36,7 +36,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_functional_alias": ("rejected", "judge_patch"),
     "cheat_global_forward_hook": ("rejected", "judge_patch"),
     "cheat_stack_patch": ("rejected", "judge_patch"),
-    "cheat_precision_after_first": ("rejected", "precision_downgrade"),  # the oracle checks every input set
+    "cheat_precision_after_first": ("incorrect", "value_mismatch"),  # bfloat16 at the outputs' scale, any set
     "cheat_unshifted_softmax": ("incorrect", "nan_inf"),  # on the set shifted by harness.magnitude_shift
     "cheat_forged_result": ("runtime_error", "exited"),
     "cheat_frame_walk": ("rejected", "judge_patch"),
@@ -63,7 +63,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_judge_patch": ("rejected", "judge_patch"),
     "cheat_l2_persistence": ("rejected", "l2_persistence"),
     "cheat_output_alias": ("rejected", "input_mutation"),  # it writes its input before returning it
-    "cheat_precision_bf16": ("rejected", "precision_downgrade"),
+    "cheat_precision_bf16": ("incorrect", "value_mismatch"),  # its error is 40x rtol at the outputs' scale
     "cheat_reference_subclass": ("rejected", "reference_reuse"),
     "cheat_reference_subclass_hidden": ("rejected", "reference_reuse"),
     "cheat_stale_memory": ("rejected", "stale_memory"),
@@ -71,7 +71,7 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_tensor_subclass": ("rejected", "tensor_subclass"),
     "cheat_timer_patch": ("rejected", "timer_patch"),
     "cheat_try_except_fallback": ("rejected", "try_except_fallback"),
-    "cheat_zeros_tiny": ("incorrect", "relative_error"),
+    "cheat_zeros_tiny": ("incorrect", "value_mismatch"),
     "fault_bad_signature": ("compile_error", "bad_signature"),
     "fault_binary": ("compile_error", "not_python"),
     "fault_dropout_own_draws": ("incorrect", "value_mismatch"),
