@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernelpro.graphs.context import OptimizeContext
+from kernelpro.graphs.second_opinions import disputed
 from kernelpro.graphs.time_budget import TimeBudget
 from kernelpro.graphs.views import describe_result
 from kernelpro.harness.result import CUT_AT_DEADLINE
@@ -27,6 +28,7 @@ def rejudge_finalists(ctx: OptimizeContext, tree: VariantTree, update: dict[str,
                 f"{'slower' if tree.objective == 'time' else 'worse'} than the reference beyond its interval"] \
             if worse else []
     stored = {v.id: ctx.files.stored_result(f"{v.id}.final", v.source) for v in finalists}
+    stored = {key: None if disputed(result) else result for key, result in stored.items()}  # settled afresh
     todo = [v for v in finalists if stored[v.id] is None]
     until = None
     if budget is not None and todo:

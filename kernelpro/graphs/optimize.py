@@ -27,6 +27,7 @@ from kernelpro.graphs.learn import critique, interpret_profile, observe
 from kernelpro.graphs.measure import gate, judge, profile
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.resume import CUT_SHORT
+from kernelpro.graphs.second_opinions import second_opinions, untrusted_reason
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.time_budget import run_time_budget
 from kernelpro.graphs.views import best_under_objective, judged_count, stop_reason
@@ -120,6 +121,12 @@ def finish(state: OptimizeState, runtime: Ctx) -> Command[Literal["__end__"]]:
         update["variants"] = {**update.get("variants", {}), **finals.get("variants", {})}
         if "gpu_s" in finals:
             update["gpu_s"] = finals["gpu_s"]
+    if status != "failed":
+        checked: dict[str, Any] = {}
+        events += second_opinions(ctx, tree, checked, run_time_budget(state, ctx, tree))
+        update["variants"] = {**update.get("variants", {}), **checked.get("variants", {})}
+        if "gpu_s" in checked:
+            update["gpu_s"] = update.get("gpu_s", 0.0) + checked["gpu_s"]
     best = tree.best()
     degenerate = tree.problem_finding()
     if best is not None:
@@ -155,6 +162,8 @@ def unimproved_reason(tree: VariantTree) -> str:
         named = ", ".join(f"{v.id} at {speedup_text(v.deciding_speedup, v.speedup_ci95)}" for v in hollow[:3])
         return (f"{named} measured {better}, but timed on a busy machine (other programs competed for the CPU), so "
                 "it does not count: run again on a quiet machine")
+    if tree.objective == "time" and (untrusted := untrusted_reason(tree)) is not None:
+        return untrusted
     if busy and len(busy) == len(correct):
         return (f"no correct candidate is measurably {better}; every one was timed on a busy machine (other "
                 "programs competed for the CPU): run again on a quiet machine")

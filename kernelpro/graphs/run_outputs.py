@@ -19,6 +19,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
     """The best candidate as a standalone file (and a load_inline version), the report, the final summary."""
     from datetime import datetime, timezone
 
+    from kernelpro.graphs.second_opinions import opinion_facts
     from kernelpro.report import RunSummary, write_report
     from kernelpro.report.export import export_candidate
     from kernelpro.report.summary import RoleUsage
@@ -52,6 +53,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
                    for role, u in usage.get("by_role", {}).items()},
         gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate, tree),
         objective=tree.objective, **_energy_facts(best, tree), baselines=files.baselines() or {},
+        second_opinion=opinion_facts(tree, best),
     )
     paths = write_report(summary, tree, files.root)
     files.update_meta(status=status)
@@ -68,7 +70,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "gate": summary.gate, "gate_ranking": summary.gate_ranking, "gate_skipped": summary.gate_skipped,
             "gate_saved_s": round(summary.gate_saved_s, 2),
             "objective": summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
-            "baselines": summary.baselines or None,
+            "baselines": summary.baselines or None, "second_opinion": summary.second_opinion,
             "summary": str(files.root / "summary.json")}
     write_atomic(files.root / "summary.json", json.dumps(outputs, indent=1, default=str))
     return outputs
@@ -137,6 +139,10 @@ def _no_improvement_reason(tree: Any, state: dict[str, Any] | None = None, statu
     correct = tree.correct()
     if not correct:
         return "no candidate was correct"
+    from kernelpro.graphs.second_opinions import untrusted_reason
+
+    if tree.objective == "time" and (untrusted := untrusted_reason(tree)) is not None:
+        return untrusted
     better = {"time": "faster than the reference", "energy": "lower in energy per call than the reference",
               "edp": "lower in energy-delay product than the reference"}[tree.objective]
     reason = (f"{len(correct)} correct candidate(s), none measurably {better} at the minimum "

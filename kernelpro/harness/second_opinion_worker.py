@@ -82,6 +82,10 @@ class Bench:
         except Verdict as verdict:
             raise CandidateFailed(verdict.result.message) from None
         self.flush = None
+        if not self.cuda:  # as many threads as a CPU judgment takes, so both time the same configuration
+            from kernelpro.harness.cpu_load import choose_threads, sample_load
+
+            torch.set_num_threads(choose_threads(int(job["harness"].get("cpu_threads", 0)), sample_load()))
         if self.cuda:
             l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 0) or (64 << 20)
             self.flush = torch.empty(4 * l2, dtype=torch.int8, device=self.device)

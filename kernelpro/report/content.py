@@ -60,10 +60,24 @@ def overview(run: RunSummary, tree: VariantTree) -> list[tuple[str, str]]:
         *([("Objective", run.objective)] if run.objective != "time" else []),
         ("Best", f"{run.best_variant_id} at {speedup_text(run.best_speedup, run.best_speedup_ci95)} (95% interval)"
          if run.best_variant_id else f"no improvement: keep the reference ({run.no_improvement_reason or 'none'})"),
+        *([("Second opinion", second_opinion_text(run.second_opinion))] if run.second_opinion else []),
         *([("Best's energy", best_energy(run))] if run.best_variant_id and run.best_energy_ratio is not None
           else []),
         *([("torch.compile baselines", baselines_text(run))] if run.baselines else []),
     ]
+
+
+def second_opinion_text(facts: dict | None) -> str:
+    """The best timed again in a fresh process by an independent method (``summary.json``'s ``second_opinion``):
+    its speedup and interval, and whether it agrees with the judge's; "-" where none was asked for."""
+    if not facts:
+        return "-"
+    if facts.get("speedup") is None:
+        return f"{facts.get('status')} ({facts.get('variant')}): {facts.get('message') or 'no figure'}"
+    word = {"agree": "agrees", "disagree": "disagrees"}.get(facts.get("status") or "", facts.get("status"))
+    return (f"{speedup_text(facts['speedup'], facts.get('speedup_ci95'))} {word} with the judge's "
+            f"{speedup_text(facts.get('judged_speedup'), facts.get('judged_ci95'))} ({facts.get('variant')}, "
+            f"{facts.get('rounds')} rounds)")
 
 
 def baselines_text(run: RunSummary) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -54,6 +54,10 @@ class RunSummary(BaseModel):
     best_power_w: float | None = None
     """The best's average board power while it repeated, and the reference's."""
     reference_power_w: float | None = None
+    second_opinion: dict[str, Any] | None = None
+    """The best's speedup timed again in a fresh process by an independent method (``graphs.second_opinions``:
+    ``status``, ``speedup``, ``speedup_ci95``, the judge's ``judged_speedup``...); with no best, the one that
+    disputed the fastest candidate; None where none was asked for."""
     no_improvement_reason: str = ""
     """Why no candidate is the best (none correct, or none measurably faster), when none is."""
     llm_usage: dict[str, RoleUsage] = Field(default_factory=dict)

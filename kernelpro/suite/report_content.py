@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.harness.stats import speedup_text
+from kernelpro.report import content as run_content
 from kernelpro.report.content import reused_text
 from kernelpro.suite import alone
 from kernelpro.suite.ledger import ProblemRow
@@ -113,7 +114,8 @@ def report_link(row: ProblemRow, root: Path) -> str:
 
 
 def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[tuple[str, ...]]:
-    """key, status, best over eager, its interval, over compile, baselines, GPU s, dollars."""
+    """key, status, best over eager, its interval, over compile, baselines, the second opinion on the best (timed
+    again in a fresh process, agreeing or not), GPU s, dollars."""
     out = []
     for row, score in zip(rows, problems, strict=True):
         status = row.state if row.state != "done" else ("improved" if score.improved else
@@ -126,6 +128,7 @@ def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[t
             best += f" (the reference; fastest candidate {_x(score.fastest_candidate)})"
         out.append((row.key, status, best, _interval(score.speedup_ci95),
                     _x_in(score.vs_compile, score.vs_compile_ci95), _baseline_text(row),
+                    run_content.second_opinion_text((row.result or {}).get("second_opinion")),
                     f"{row.gpu_s or 0.0:.1f}", _money(row.usd or 0.0), f"{(row.wall_s or 0.0) / 60:.1f}"))
     return out
 
@@ -164,7 +167,7 @@ def pruned_rows(pruned: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]
             for p in pruned]
 
 
-PROBLEM_HEADER = ("problem", "status", "best", "95% interval", "vs compile", "baselines", "GPU s", "model $",
-                  "wall min")
+PROBLEM_HEADER = ("problem", "status", "best", "95% interval", "vs compile", "baselines", "second opinion", "GPU s",
+                  "model $", "wall min")
 LEVEL_HEADER = ("level", "problems", "correct", "fast_1.0", "fast_1.2", "geomean", "fast_1.0 vs compile",
                 "geomean vs compile")

@@ -56,6 +56,7 @@ def faster(speedup: float, ci95: list[float], *guards: GuardFinding) -> EvalResu
 
 @pytest.fixture
 def quick(settings):
+    settings.harness.second_opinion = True
     settings.harness.second_opinion_budget_s = 0.3
     settings.harness.second_opinion_rounds = 40
     return settings

@@ -86,3 +86,19 @@ def test_problems_whose_eager_time_is_host_bound_are_counted_apart(tmp_path):
     assert (scores.host_bound, scores.host_bound_improved) == (3, 2)
     assert scores.to_dict()["host_bound_improved"] == 2 and scores.per_level["2"]["host_bound"] == 3
     assert ("improved where eager is host-bound", "2/3", "") in score_rows(scores)
+
+
+def test_the_table_shows_each_best_s_second_opinion_beside_the_judge_s_figure(tmp_path):
+    from kernelpro.suite.report_content import PROBLEM_HEADER, problem_rows
+
+    disputed = {**run_summary(False, 3.92), "second_opinion": {
+        "variant": "ab12", "status": "disagree", "speedup": 0.97, "speedup_ci95": [0.95, 0.99],
+        "judged_speedup": 3.92, "judged_ci95": [3.85, 4.0], "rounds": 200}}
+    _, ledger = ledger_with(tmp_path, {"level1/1_A": {"level": 1, "result": disputed},
+                                       "level1/2_B": {"level": 1, "result": run_summary(True, 2.5)}})
+    rows = ledger.problems()
+    table = {row[0]: row for row in problem_rows(rows, suite_scores(rows)[1])}
+    column = PROBLEM_HEADER.index("second opinion")
+    assert table["level1/1_A"][column] == ("0.97x [0.95-0.99] disagrees with the judge's 3.92x [3.85-4.00] "
+                                           "(ab12, 200 rounds)")
+    assert table["level1/2_B"][column] == "-"  # none asked for
