@@ -108,9 +108,11 @@ def problem_sources(device: str, matmul_n: int, large_gib: float) -> dict[str, s
             "large_output": PROBLEMS["large_output"].replace("{elements}", str(elements))}
 
 
-def judge_once(tree: Path, problem_file: Path, device: str, budget_s: float, home: Path) -> dict:
+def judge_once(tree: Path, problem_file: Path, device: str, budget_s: float, home: Path,
+               settings_env: dict[str, str] | None = None) -> dict:
     env = {**os.environ, "HOME": str(home), "KERNELPRO_FORECAST__DATASET": str(home / "judged.jsonl"),
-           "PYTHONPATH": os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])}
+           "PYTHONPATH": os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])]),
+           **(settings_env or {})}
     done = subprocess.run([sys.executable, "-c", JUDGE_ONE, str(tree), str(problem_file), device, str(budget_s)],
                           capture_output=True, text=True, env=env, cwd=home, timeout=1800)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -152,10 +154,18 @@ def main() -> None:
     parser.add_argument("--large-gib", type=float, default=1.0)
     parser.add_argument("--problems", default="host_bound,gpu_bound,large_output")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+                        help="the current tree again, under these settings' variables (e.g. "
+                             "no_referee:KERNELPRO_HARNESS__REFEREE=false), judged in the same alternation")
     args = parser.parse_args()
     trees = {"current": ROOT, "baseline": args.baseline.resolve()}
+    envs: dict[str, dict[str, str]] = {}
+    for variant in args.variant:
+        name, _, assignments = variant.partition(":")
+        trees[name] = ROOT
+        envs[name] = dict(pair.split("=", 1) for pair in assignments.split(",") if pair)
     sources = problem_sources(args.device, args.matmul_n, args.large_gib)
-    records: dict[str, dict[str, list[dict]]] = {name: {} for name in trees}
+    records: dict[str, dict[str, list[dict]]] = {name: {} for name in trees}  # after the variants are known
     with tempfile.TemporaryDirectory(prefix="judge-cost-") as scratch:
         home = Path(scratch)
         for problem in args.problems.split(","):
@@ -164,7 +174,8 @@ def main() -> None:
             for repeat in range(args.repeats):
                 order = list(trees) if repeat % 2 == 0 else list(reversed(trees))
                 for name in order:
-                    record = judge_once(trees[name], problem_file, args.device, args.timing_budget_s, home)
+                    record = judge_once(trees[name], problem_file, args.device, args.timing_budget_s, home,
+                                        envs.get(name))
                     records[name].setdefault(problem, []).append(record)
                     print(f"{problem} {name} #{repeat + 1}: {record.get('status')} wall {record.get('wall_s', 0):.2f} s"
                           f" device {record.get('device_s', 0):.2f} s speedup {record.get('speedup')}"
@@ -185,6 +196,11 @@ def report(args: argparse.Namespace, records: dict[str, dict[str, list[dict]]]) 
             p: {"wall_s": ratios(records["current"][p], records["baseline"].get(p, []), "wall_s"),
                 "device_s": ratios(records["current"][p], records["baseline"].get(p, []), "device_s")}
             for p in problems},
+        "ratios_over_baseline": {
+            name: {p: {"wall_s": ratios(records[name].get(p, []), records["baseline"].get(p, []), "wall_s"),
+                       "device_s": ratios(records[name].get(p, []), records["baseline"].get(p, []), "device_s")}
+                   for p in problems}
+            for name in records if name != "baseline"},
         "records": records,
     }
 

@@ -132,11 +132,12 @@ class HarnessSettings(BaseModel):
     verdict depends on. Off: the worker's own verdict stands (cheaper; a hostile candidate can reach it)."""
     referee_trials: int = Field(2, ge=1)
     """The referee's plain input sets (plus one shifted by ``magnitude_shift`` when ``shifted_trials`` is set)."""
-    referee_timer_tolerance: float = Field(0.25, ge=0)
-    """How much longer than its own clock claimed, as a share of its outside time, a candidate call may take from
-    outside (beyond the pipe and the clock's own costs, measured) before its timing is ``timer_mismatch``."""
-    referee_timer_floor_ms: float = Field(0.05, ge=0)
-    """The same allowance's absolute part, for the host's scheduling noise."""
+    referee_timer_tolerance: float = Field(0.05, ge=0)
+    """How much more, as a share of its claimed time, a candidate call may take from outside than its own clock
+    claimed, beyond what the reference's calls take more than theirs, before its timing is ``timer_mismatch``
+    (``referee_timing.timer_check``; three standard errors of the rounds' noise are allowed besides)."""
+    referee_timer_floor_ms: float = Field(0.02, ge=0)
+    """The same allowance's least absolute part, for the host's scheduling noise."""
     second_opinion: bool = True
     """Before a run reports a best, time the reference and the best again in a fresh sandboxed process by an
     independent plain method (``harness/second_opinion.py``: host-synchronised calls on fresh inputs, alternating).

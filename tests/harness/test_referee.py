@@ -8,6 +8,7 @@ import pytest
 from kernelpro.harness.jobs import make_job
 from kernelpro.harness.judge import judge
 from kernelpro.harness.referee_run import run_referee, with_referee
+from kernelpro.harness.referee_timing import Outside, timer_check
 from kernelpro.harness.result import EvalResult
 from tests.conftest import DATA, candidate, problem
 
@@ -96,3 +97,34 @@ def test_the_judge_decides_through_the_referee_unless_switched_off(settings, on)
     if on:
         assert result.speedup == result.details["referee"]["speedup"]
         assert result.details["worker_timing"]["speedup"] is not None
+
+
+def calls(added_ms: list[float], host_ms: float = 1.0, gap_ms: float | None = None) -> list[Outside]:
+    return [Outside(host_ms + a, host_ms, None if gap_ms is None else host_ms - gap_ms) for a in added_ms]
+
+
+NOISY = [0.11, 0.09, 0.13, 0.1, 0.12, 0.08, 0.1, 0.3, 0.1, 0.11]  # one slow round among them
+
+
+def test_a_claim_that_fits_the_outside_time_passes_whatever_the_noise():
+    assert timer_check({("reference", "time"): calls(NOISY), ("candidate", "time"): calls(NOISY[::-1])},
+                       0.05, 0.02) is None
+
+
+def test_a_steady_under_report_beyond_the_noise_is_found():
+    under = [a + 0.5 for a in NOISY]  # half a millisecond a call more from outside than claimed
+    why = timer_check({("reference", "time"): calls(NOISY), ("candidate", "time"): calls(under)}, 0.05, 0.02)
+    assert why and "claimed 1 ms a time call" in why
+
+
+def test_an_under_report_inside_the_allowance_is_not_called():
+    slight = [a + 0.01 for a in NOISY]
+    assert timer_check({("reference", "time"): calls(NOISY), ("candidate", "time"): calls(slight)},
+                       0.05, 0.02) is None
+
+
+def test_a_gpu_span_that_falls_short_of_its_host_time_is_found():
+    ref = calls([0.1] * 8, host_ms=1.0, gap_ms=0.05)
+    cand = calls([0.1] * 8, host_ms=1.0, gap_ms=0.9)  # a span of a tenth of its host time
+    why = timer_check({("reference", "time"): ref, ("candidate", "time"): cand}, 0.05, 0.02)
+    assert why and "GPU span" in why
