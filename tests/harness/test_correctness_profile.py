@@ -50,12 +50,12 @@ def test_a_verdict_under_kernelbench_is_its_check_and_says_so(settings):
     the same under both profiles, still finds the problem input-dependent."""
     settings.harness.correctness_profile = "kernelbench"
     settings.harness.apply_correctness_profile()
-    settings.harness.referee = False  # the worker's verdict: the referee runs its float64 oracle whatever the profile
     result = judge(problem("softmax_long_rows"), candidate("cheat_zeros_tiny"), device="cpu", settings=settings,
                    timing=False)
     assert result.status == "ok", result.message
     assert (result.correctness_profile, result.trials_checked) == ("kernelbench", 5)
     assert "reference_noise" not in result.details and result.problem_findings == []
+    assert result.details["referee"]["status"] == "ok"  # the referee judges by the same profile
 
 
 def test_a_verdict_under_the_default_names_kernelpro(settings):
