@@ -166,6 +166,17 @@ def test_a_spent_time_budget_stops_before_any_model_call(settings, tmp_path):
     assert not agents["planner"].requests
 
 
+def test_the_baselines_judged_before_the_search_count_against_the_time_budget(settings, tmp_path):
+    """Their judgments are the run's measured cost of one: a budget they spent starts no candidate."""
+    context = make_context(settings, tmp_path, None, max_iters=5, time_s=30.0)
+    context.files.baselines_path.write_text('{"compile_default": {"status": "ok", "elapsed_s": 40.0}}')
+    graph, config = run(context)
+    state = state_of(graph, config)
+    assert state["status"] == "stopped" and state["iteration"] == 0 and not results_log(context)
+    assert state["stop_reason"].startswith("time budget: the next candidate not started (about 40 s a candidate; "
+                                           "0 s of 30 s left)")
+
+
 def test_a_spent_dollar_budget_stops_the_run_mid_iteration(settings, tmp_path):
     settings.llm.prices = {"scripted": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}
     settings.llm.budget_usd = 0.004  # one call costs 1000 * 3e-6 + 200 * 15e-6 = $0.006

@@ -97,3 +97,15 @@ def test_a_faster_candidate_timed_on_a_busy_machine_is_named_as_the_reason():
     assert tree.best() is None and f"{busy.id} at 1.12x" in reason
     assert "busy machine" in reason and "run again on a quiet machine" in reason
     assert unimproved_reason(judged_tree(ok(1.0, verdict="same"))) == "no correct candidate is measurably faster"
+
+
+def test_before_any_candidate_the_baselines_judgments_are_what_a_judgment_costs():
+    settings = Settings()
+    settings.search.finalist_rounds_factor = 3.0
+    baselines = [{"elapsed_s": 30.0, "reference_ms": 0.02}, {"elapsed_s": 50.0}, {"status": "ok"}]
+    costs = run_costs(VariantTree.with_root(SCALE_RELU), 0.0, 0, settings, baselines)
+    assert costs == Costs(judgment_s=40.0, candidate_s=40.0, finalist_s=120.0, measured=True)
+    # measured, so a budget they leave too little of judges no candidate at all
+    assert TimeBudget(budget_s=60.0, spent_s=80.0, costs=costs, finalists=0).batch(4, 0, costs.measured) == 0
+    # a candidate's own verdict, once there, is what counts
+    assert run_costs(judged_tree(ok(2.0)), 2.0, 1, settings, baselines).judgment_s == 2.0
