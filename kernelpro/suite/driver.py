@@ -8,6 +8,11 @@ failed with the reason, and the suite goes on. A run that cannot be set up at al
 ``SETUP_FAILED``: a dependency that does not import, a judge that cannot start) is the machine's fault: every
 problem would fail alike, so the suite stops, the problem stays pending and a resume after the fix runs it. One that
 ran out of GPU memory beside other lanes' problems on its GPU runs again alone there (``suite/alone.py``).
+
+Under a time budget (``suite/estimate.py``) a problem starts only when its least useful work fits in what is left
+(else it stays pending, and the suite says what it needed), each job has a deadline at which its run is stopped as
+a user stops one, and a problem whose run a time budget cut before it found an improvement is recorded ``budget``:
+it keeps the reference.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from typing import Any, Protocol
 
 from kernelpro.config import Settings
 from kernelpro.harness.stats import speedup_text
-from kernelpro.suite import alone, budget
+from kernelpro.suite import alone, budget, estimate
 from kernelpro.suite.baselines import compile_baselines
+from kernelpro.suite.device_time import judged_verdicts
 from kernelpro.suite.job import JobOutcome, JobSpec
 from kernelpro.suite.lanes import Lane
 from kernelpro.suite.layout import SuiteConfig, SuitePaths
@@ -91,7 +97,6 @@ class Driver:
         self.on_progress = on_progress or (lambda progress: None)
         self.after_problem = after_problem or (lambda: None)
         self._last_tick = time.monotonic()
-        self._finished_this_session: list[float] = []
         self.setup_failure: str | None = None  # why a run could not be set up here: the suite stops
 
     # -- budgets ----------------------------------------------------------------------------------------------
@@ -108,18 +113,43 @@ class Driver:
         return budget.Limits(time_s=self._active_s(), gpu_s=sum(r.gpu_s or 0.0 for r in rows),
                              usd=sum(r.usd or 0.0 for r in rows))
 
+    def _baselines_to_judge(self, row: ProblemRow) -> list[str]:
+        return compile_baselines(self.config.baselines) if row.baselines is None else []
+
+    def _cost(self, row: ProblemRow, rows: list[ProblemRow]) -> estimate.ProblemCost:
+        verdicts = judged_verdicts(self.paths.root, [(r.key, r.run_id or "") for r in rows])
+        return estimate.problem_cost(row, rows, self._baselines_to_judge(row), verdicts, self.settings)
+
+    def _too_costly(self, row: ProblemRow, rows: list[ProblemRow]) -> str | None:
+        """Why the problem is not started under the suite's time budget (its least useful work cannot end in what
+        is left), or None."""
+        total = self.config.totals.time_s
+        if total is None:
+            return None
+        cost, left = self._cost(row, rows), total - self._active_s()
+        if cost.floor_s <= left:
+            return None
+        return (f"it needs {cost.describe()} and {max(left, 0.0):.0f} s of the suite's {total:.0f} s time "
+                "budget are left")
+
     def _spec(self, row: ProblemRow, lane: Lane, left: int, rows: list[ProblemRow]) -> JobSpec:
         share = budget.share(self.config.totals, self.config.per_problem, self._spent(rows), left,
                              len(self.backend.lanes))
         suite = self.settings.suite
         timeout = suite.problem_timeout_s if share.time_s is None else \
             min(suite.problem_timeout_s, share.time_s + suite.hang_grace_s)
+        deadline = estimate.job_deadline(self.config.totals.time_s, self._active_s(), share.time_s)
+        if share.time_s is not None:  # the run's budget is its share less its process's own start and end
+            start_s = self._cost(row, rows).start_s if self.config.totals.time_s is not None else 0.0
+            share = share.model_copy(update={"time_s": max(1.0, share.time_s - start_s)})
         return JobSpec(key=row.key, path=row.path, run_id=row.run_id or "", runs_dir=str(self.paths.runs),
                        log_dir=str(self.paths.logs), device=self.config.device, max_iters=self.config.max_iters,
                        budgets=share, policy=self.config.policy, objective=self.config.objective,
                        model=self.config.model,
-                       baselines=compile_baselines(self.config.baselines) if row.baselines is None else [],
+                       baselines=self._baselines_to_judge(row),
                        no_memory=self.config.no_memory, no_profile=self.config.no_profile, timeout_s=timeout,
+                       stop_after_s=deadline.stop_s if deadline else None,
+                       kill_after_s=deadline.kill_s if deadline else None,
                        # the driver's settings travel with the job, to a Ray node's shell as to a local one's
                        env={**settings_environment(), **lane.env})
 
@@ -145,7 +175,13 @@ class Driver:
         summary = outcome.summary or {}
         spend = {"gpu_s": (summary.get("gpu_seconds") or 0.0) + baseline_gpu,
                  "usd": summary.get("llm_cost_usd") or 0.0, "wall_s": (row.wall_s or 0.0) + outcome.wall_s}
-        if outcome.ok and summary.get("status") != "failed":
+        if (cut := outcome.cut_by_budget()) is not None:
+            result = {**summary, "stop_reason": cut} if summary else {"stop_reason": cut}
+            self.ledger.finish(outcome.key, "budget", result=result, baselines=baselines, failure=None,
+                               failure_kind=None, **spend)
+            progress.done += 1
+            progress.last = f"{outcome.key}: cut by its budget before an improvement: keep the reference ({cut})"
+        elif outcome.ok and summary.get("status") != "failed":
             self.ledger.finish(outcome.key, "done", result=summary, baselines=baselines, failure=None,
                                failure_kind=None, **spend)
             progress.done += 1
@@ -175,14 +211,10 @@ class Driver:
                 progress.last = f"{outcome.key}: failed ({kind}): {why[:200]}"
         progress.gpu_s += spend["gpu_s"] - (row.gpu_s or 0.0)  # what this attempt added to the problem's
         progress.usd += spend["usd"] - (row.usd or 0.0)
-        if outcome.wall_s > 0:  # a problem refused before it started says nothing of how long one takes
-            self._finished_this_session.append(outcome.wall_s)
 
-    def _eta(self, left: int) -> float | None:
-        walls = self._finished_this_session
-        if not walls:
-            return None
-        return sum(walls) / len(walls) * left / max(1, len(self.backend.lanes))
+    def _eta(self) -> float | None:
+        return estimate.eta_s(self.ledger.problems(), len(self.backend.lanes), self.config.totals.time_s,
+                              self._active_s())
 
     # -- the loop ---------------------------------------------------------------------------------------------
     def run(self) -> tuple[str, str]:
@@ -191,12 +223,14 @@ class Driver:
         progress = Progress(total=len(rows), done=sum(r.state == "done" for r in rows),
                             failed=sum(r.state == "failed" for r in rows), gpu_s=sum(r.gpu_s or 0 for r in rows),
                             usd=sum(r.usd or 0 for r in rows), best=best_so_far(rows))
+        progress.eta_s = self._eta()  # a resumed suite's from its earlier sessions' problems
         queue = deque(r.key for r in rows if r.state in UNFINISHED)
         free = list(self.backend.lanes)
         busy: dict[str, Lane] = {}
         stop: str | None = None
         checked: set[str] = set()
         alone_lanes: set[str] = set()  # busy lanes whose problem runs alone on its GPU (``suite/alone.py``)
+        unaffordable: dict[str, str] = {}  # problems left pending: what is left of the time budget cannot hold them
         self.ledger.set_suite(status="running", stop_reason="")
         try:
             while queue or busy:
@@ -219,6 +253,11 @@ class Driver:
                         break
                     key, lane = picked
                     queue.remove(key)
+                    if (why := self._too_costly(self.ledger.problem(key), rows)) is not None:
+                        unaffordable[key] = why  # stays pending: a resume with a larger budget runs it
+                        progress.last = f"{key}: not started: {why}"
+                        self.on_progress(progress)
+                        continue
                     free.remove(lane)
                     if key in waiting_alone:
                         alone_lanes.add(lane.name)
@@ -240,14 +279,18 @@ class Driver:
                     self._record(outcome, progress)
                     if self.ledger.problem(outcome.key).state == "pending":
                         queue.appendleft(outcome.key)
-                    progress.eta_s = self._eta(len(queue) + len(busy))
+                    progress.eta_s = self._eta()
                     self.after_problem()
                     self.on_progress(progress)
         finally:
             self._tick()
         if queue:
             why = stop or "no lane to run them on"
-            return "stopped", f"{why}; {len(queue)} problem(s) not started"
+            return "stopped", f"{why}; {len(queue) + len(unaffordable)} problem(s) not started"
+        if unaffordable:
+            key, why = next(iter(unaffordable.items()))
+            return "stopped", (f"suite time budget: {len(unaffordable)} problem(s) not started, their least work "
+                               f"longer than what was left ({key}: {why}); they stay pending")
         return "completed", f"{progress.done} problem(s) done, {progress.failed} failed"
 
 
@@ -259,10 +302,15 @@ def summary(paths: SuitePaths, ledger: Ledger, status: str, stop_reason: str) ->
     rows = ledger.problems()
     scores, problems = suite_scores(rows)
     suite = ledger.suite()
+    totals = SuiteConfig.model_validate(suite["config"]).totals
+    lanes = len({r.lane for r in rows if r.lane}) or 1  # the lanes that have run its problems
+    eta = estimate.eta_s(rows, lanes, totals.time_s, float(suite.get("active_s") or 0.0)) \
+        if status == "running" else None
     return {"suite_id": paths.suite_id, "status": status, "stop_reason": stop_reason,
             "objective": suite_objective(suite["config"], rows), "problems": len(rows),
             "finished": sum(r.finished for r in rows), "failed": sum(r.state == "failed" for r in rows),
             "degenerate": [p.key for p in problems if p.degenerate], **scores.to_dict(),
             "active_seconds": round(float(suite.get("active_s") or 0.0), 3),
+            "eta_seconds": None if eta is None else round(eta, 1),
             "report": str(paths.html), "report_md": str(paths.markdown), "suite_dir": str(paths.root),
             "ledger": str(paths.ledger)}

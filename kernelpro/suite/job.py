@@ -6,7 +6,10 @@ the run id the ledger chose, so a job started again after a kill resumes that ru
 its own worker (``--baselines``): a recipe that is a baseline's very code, ``torch.compile`` of the reference, is
 answered from its verdict rather than judged again. The child gets its lane's GPU alone
 (``CUDA_VISIBLE_DEVICES``), dies with the process that started it (``orphan_guard``) and is killed, with its
-process group, when it overruns the problem's time limit. A job resuming a run first waits for the run's driver
+process group, when it overruns the problem's time limit. Under a suite time budget it also has a deadline
+(``suite/estimate.py``): there it is stopped as a user stops a run (SIGINT: the run keeps every verdict it took,
+cuts the judgment in flight without a verdict and stays resumable), and killed if it has not ended by the kill
+time. A job resuming a run first waits for the run's driver
 lock, which a lost attempt's dying process may hold for a moment. Whatever happens comes back as a
 ``JobOutcome``; a job never raises for its problem.
 """
@@ -51,6 +54,10 @@ class JobSpec(BaseModel):
     no_memory: bool = False
     no_profile: bool = False
     timeout_s: float = 4 * 3600.0
+    stop_after_s: float | None = None
+    """The deadline: seconds after its start at which the run is stopped cleanly (the suite's time budget)."""
+    kill_after_s: float | None = None
+    """Seconds after its start at which a run stopped at its deadline and still running is killed."""
     env: dict[str, str] = Field(default_factory=dict)
     """The lane's environment on top of the driver's (its GPU)."""
 
@@ -64,6 +71,20 @@ class JobOutcome(BaseModel):
     failure_kind: FailureKind | None = None
     failure: str = ""
     wall_s: float = 0.0
+    budget_stop: str = ""
+    """Why its deadline stopped it (the suite's time budget), or "" when it ended by itself."""
+
+    def cut_by_budget(self) -> str | None:
+        """Why a budget cut the problem's run before it found an improvement (it keeps the reference), or None:
+        its deadline stopped it, or its run stopped at a budget (a suite's run is never stopped by a user)."""
+        summary = self.summary or {}
+        if summary.get("improved") or summary.get("status") == "failed":
+            return None
+        if self.budget_stop:
+            return self.budget_stop
+        if self.ok and summary.get("status") == "stopped":
+            return str(summary.get("stop_reason") or "stopped by its budget")
+        return None
 
 
 def _cli(*args: str) -> list[str]:
@@ -98,8 +119,9 @@ def _safe(key: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
 
 
-def _run(command: list[str], spec: JobSpec, stage: str, timeout_s: float) -> tuple[int | None, str, str]:
-    """(exit code or None when killed for overrunning, the last stdout line, the stderr's tail)."""
+def _run(command: list[str], spec: JobSpec, stage: str, timeout_s: float) -> tuple[int | None, str, str, bool]:
+    """(exit code or None when killed for overrunning, the last stdout line, the stderr's tail, whether its
+    deadline stopped it)."""
     log_dir = Path(spec.log_dir)
     log_dir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = log_dir / f"{_safe(spec.key)}.{stage}.out", log_dir / f"{_safe(spec.key)}.{stage}.log"
@@ -109,18 +131,29 @@ def _run(command: list[str], spec: JobSpec, stage: str, timeout_s: float) -> tup
     with out_path.open("w") as out, err_path.open("a") as err:
         err.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {' '.join(command[4:])}\n")
         err.flush()
+        started = time.monotonic()
         proc = subprocess.Popen(command, stdout=out, stderr=err, env=env, start_new_session=True)
+        stop_s = spec.stop_after_s if spec.stop_after_s is not None and spec.stop_after_s < timeout_s else None
+        stopped = False
         try:
-            code: int | None = proc.wait(timeout=timeout_s)
+            code: int | None = proc.wait(timeout=timeout_s if stop_s is None else stop_s)
         except subprocess.TimeoutExpired:
             code = None
+            if stop_s is not None:  # its deadline, not a hang: the run's own stop, as Ctrl-C
+                stopped = True
+                proc.send_signal(signal.SIGINT)
+                kill_s = min(timeout_s, spec.kill_after_s if spec.kill_after_s is not None else timeout_s)
+                try:
+                    code = proc.wait(timeout=max(0.0, kill_s - (time.monotonic() - started)))
+                except subprocess.TimeoutExpired:
+                    code = None
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
     lines = out_path.read_text(errors="replace").strip().splitlines()
     tail = err_path.read_text(errors="replace")[-4000:]
-    return code, lines[-1] if lines else "", tail
+    return code, lines[-1] if lines else "", tail, stopped
 
 
 def _error_line(tail: str) -> str:
@@ -128,6 +161,15 @@ def _error_line(tail: str) -> str:
     lines = [line.strip() for line in tail.splitlines() if line.strip() and not line.startswith("--- ")]
     errors = [line for line in lines if line.startswith("error:")]
     return (errors[-1] if errors else " | ".join(lines[-3:]))[:1000] or "no output"
+
+
+def _summary(last: str) -> dict[str, Any] | None:
+    """optimize's ``--json`` object, its last stdout line; None when it printed none."""
+    try:
+        data = json.loads(last)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
@@ -141,10 +183,7 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
         return None, "problem", _error_line(tail)
     if code == SETUP_FAILED:  # the machine, not the problem: the driver stops the suite
         return None, "setup", _error_line(tail)
-    try:
-        data = json.loads(last)
-    except ValueError:
-        data = None
+    data = _summary(last)
     # optimize's summary comes with 0 (improved), 3 (keep the reference) or 4 (the run failed, said in it)
     if code not in (OK, NO_IMPROVEMENT, FAILED) or not isinstance(data, dict):
         return None, "crash", f"{stage} exited with {code}: {_error_line(tail)}"
@@ -177,12 +216,18 @@ def run_job(spec: JobSpec) -> JobOutcome:
     command = optimize_command(spec)
     if "--resume" in command:
         wait_for_run_lock(run_dir)  # still held past the wait: the resume says by whom, and the problem fails
-    code, last, tail = _run(command, spec, "optimize", spec.timeout_s)
-    summary, kind, why = _parse(code, last, tail, spec.timeout_s, "the optimisation")
+    code, last, tail, stopped = _run(command, spec, "optimize", spec.timeout_s)
+    if stopped:  # whatever it exited with: the run stopped (or was killed) at its deadline, resumable
+        summary, kind, why = _summary(last), None, ""
+        budget_stop = (f"stopped at its deadline, {spec.stop_after_s:.0f} s after it started (the suite's time "
+                       "budget)" + ("" if code is not None else "; killed when it did not end in time"))
+    else:
+        summary, kind, why = _parse(code, last, tail, spec.timeout_s, "the optimisation")
+        budget_stop = ""
     baselines: dict[str, Any] | None = None
     if spec.baselines and kind != "problem":
         # judged by the run (one that ended early left them in its directory); a run that died before judging
         # them leaves none, and the problem's next attempt judges them
         baselines = (summary or {}).get("baselines") or RunFiles(run_dir).baselines()
     return JobOutcome(key=spec.key, ok=kind is None, summary=summary, baselines=baselines, failure_kind=kind,
-                      failure=why, wall_s=time.monotonic() - start)
+                      failure=why, wall_s=time.monotonic() - start, budget_stop=budget_stop)

@@ -1,7 +1,8 @@
 """The suite ledger: one SQLite file in the suite directory, written by the driver alone.
 
 It holds the suite's configuration and status and, per problem, its state (``pending`` -> ``running`` (its
-baselines, then its optimisation) -> ``done`` or ``failed``), the run id its optimisation runs under (chosen
+baselines, then its optimisation) -> ``done``, ``failed`` or ``budget``: cut by the suite's time budget before it
+found an improvement, so it keeps the reference), the run id its optimisation runs under (chosen
 before the run starts, so a killed suite resumes that very run), its baselines, its result and its spend. Every
 change is one short transaction in WAL mode, so ``suite status`` and ``suite report`` read it while the suite
 runs. Whether the suite still runs is not the ledger's word alone: a driver killed outright leaves ``running``
@@ -34,8 +35,9 @@ CREATE TABLE IF NOT EXISTS problems (idx INTEGER PRIMARY KEY, key TEXT UNIQUE, p
 CREATE TABLE IF NOT EXISTS pruned (path TEXT PRIMARY KEY, problem TEXT, action TEXT, bytes INTEGER, at TEXT,
     variant TEXT);
 """
-STATES = ("pending", "running", "done", "failed")
+STATES = ("pending", "running", "done", "failed", "budget")
 UNFINISHED = ("pending", "running")
+FINISHED = ("done", "failed", "budget")
 INTERRUPTED = "interrupted"
 """Shown, never stored: what the ledger calls ``running`` (a problem, or the suite) once no live process drives
 the suite (its driver was killed, or its machine went down), so nothing is running it any more."""
@@ -78,7 +80,7 @@ class ProblemRow:
 
     @property
     def finished(self) -> bool:
-        return self.state in ("done", "failed")
+        return self.state in FINISHED
 
 
 def seen_state(state: str, driven: bool) -> str:

@@ -24,7 +24,8 @@ from kernelpro.suite.scores import suite_scores
 SCORE_HEADER = ("score", "against eager", "against the fastest torch.compile")
 NOTE = ("fast_p: the share of all scored problems that are correct and more than p times faster than the baseline "
         "(KernelBench's definition). A problem's best counts only when the finalists' re-judgment finds it faster; "
-        "otherwise it keeps the reference, at 1x (the table gives its fastest candidate beside). Failed problems "
+        "otherwise it keeps the reference, at 1x (the table gives its fastest candidate beside). A problem a budget "
+        "cut before an improvement (budget) keeps the reference too: correct, at 1x. Failed problems "
         "count as incorrect; degenerate problems are listed apart and not scored. In brackets, the geomean's 95% "
         "interval; in parentheses, the shares fast_p may take within its problems' own intervals, from those "
         "surely faster by p to those possibly so (the problems taken as they are).")
@@ -104,6 +105,9 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     if degenerate:
         md += ["## Degenerate problems (not scored)", "", *_md_table(("problem", "finding"), degenerate)]
         html += ["<h2>Degenerate problems (not scored)</h2>", _html_table(degenerate, ("problem", "finding"))]
+    if cut := content.cut_by_budget(rows):
+        md += ["## Cut by a budget (the reference kept)", "", *_md_table(("problem", "what cut it"), cut)]
+        html += ["<h2>Cut by a budget (the reference kept)</h2>", _html_table(cut, ("problem", "what cut it"))]
     if failures:
         md += ["## Failures", ""]
         html.append("<h2>Failures</h2>")

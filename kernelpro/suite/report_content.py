@@ -50,9 +50,16 @@ def overview(summary: dict[str, Any], config: dict[str, Any], rows: list[Problem
             ("Candidates per problem", str(config.get("max_iters"))),
             ("Baselines", ", ".join(config.get("baselines", []))),
             ("Problems", f"{summary['problems']} ({summary['finished']} finished, {summary['failed']} failed, "
-                         f"{len(summary['degenerate'])} degenerate)"),
-            ("Active time", f"{summary['active_seconds'] / 60:.1f} min"),
+                         f"{summary.get('budget', 0)} cut by a budget, {len(summary['degenerate'])} degenerate)"),
+            ("Active time", f"{summary['active_seconds'] / 60:.1f} min"
+                            + _time_budget(config.get("totals") or {})),
+            *([("ETA", f"{summary['eta_seconds'] / 60:.1f} min (the problems left at the mean time of those "
+                       "finished, within the time budget)")] if summary.get("eta_seconds") is not None else []),
             ("Settings", _settings(config.get("environment") or {}))]
+
+
+def _time_budget(totals: dict[str, Any]) -> str:
+    return f" of a {totals['time_s'] / 60:.1f} min time budget" if totals.get("time_s") else ""
 
 
 def _settings(environment: dict[str, str]) -> str:
@@ -118,7 +125,8 @@ def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[t
     again in a fresh process, agreeing or not), GPU s, dollars."""
     out = []
     for row, score in zip(rows, problems, strict=True):
-        status = row.state if row.state != "done" else ("improved" if score.improved else
+        status = "budget (kept the reference)" if row.state == "budget" else row.state if row.state != "done" \
+            else ("improved" if score.improved else
                                                          "degenerate" if score.degenerate else
                                                          "kept the reference" if score.correct else "no correct")
         if row.state in ("pending", "running") and row.failure_kind == alone.KIND:
@@ -152,6 +160,11 @@ def failures(rows: list[ProblemRow]) -> dict[str, list[tuple[str, str]]]:
 def failure_count(items: list[tuple[str, str]]) -> int:
     """How many problems a kind's grouped failures hold."""
     return sum(int(problems.split(":", 1)[0]) for _, problems in items)
+
+
+def cut_by_budget(rows: list[ProblemRow]) -> list[tuple[str, str]]:
+    """Problems a budget cut before an improvement, each with what cut it: they keep the reference."""
+    return [(row.key, str((row.result or {}).get("stop_reason") or "")) for row in rows if row.state == "budget"]
 
 
 def degenerate(problems: list[ProblemScore]) -> list[tuple[str, str]]:

@@ -6,6 +6,9 @@ more than p (``speedup > p``), so fast_0 is the correctness rate. A problem's sp
 its best's, as the finalists' re-judgment measured it, when the run found one measurably faster; otherwise the
 run keeps the reference, and its speedup is 1 (a gain within the noise is no gain, and a slower candidate is
 never what a user is handed). The fastest correct candidate's own speedup is kept beside it, for the table. A
+problem cut by a time budget before it found an improvement (ledger state ``budget``: the suite's deadline stopped
+its run, or its share ended the run) keeps the reference too: it counts as correct at 1, never as incorrect,
+whatever candidates it judged before the cut, so it adds to fast_p for every p below 1 and to the geomean at 1. A
 problem that failed counts as incorrect. Against a compile baseline, the speedup is that one divided by the fastest
 correct compile baseline's speedup over eager (eager itself when no compile baseline ran correctly). Problems
 the judge found degenerate (outputs that do not depend on the inputs) are scored apart, and unfinished ones not
@@ -23,7 +26,7 @@ from typing import Any
 
 from kernelpro.harness.stats import Measured
 from kernelpro.suite.baselines import fastest_compile, reference_host_bound
-from kernelpro.suite.ledger import ProblemRow
+from kernelpro.suite.ledger import FINISHED, ProblemRow
 from kernelpro.suite.score_intervals import fast_p_range, geomean_interval
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.2, 1.5, 2.0)
@@ -66,13 +69,19 @@ class ProblemScore:
 
     @property
     def scored(self) -> bool:
-        return self.state in ("done", "failed") and self.degenerate is None
+        return self.state in FINISHED and self.degenerate is None
+
+    @property
+    def cut_by_budget(self) -> bool:
+        """Cut by a time budget before an improvement: the reference kept."""
+        return self.state == "budget"
 
 
 def score_problem(row: ProblemRow) -> ProblemScore:
     result = row.result or {}
-    correct = row.state == "done" and (result.get("correct_candidates") or 0) > 0
-    improved = correct and bool(result.get("improved"))
+    kept_by_budget = row.state == "budget"  # the reference is what the problem delivers: correct, at 1
+    correct = kept_by_budget or (row.state == "done" and (result.get("correct_candidates") or 0) > 0)
+    improved = correct and not kept_by_budget and bool(result.get("improved"))
     if improved:
         speedup, interval = result.get("best_speedup"), result.get("best_speedup_ci95")
     elif correct:
@@ -88,7 +97,7 @@ def score_problem(row: ProblemRow) -> ProblemScore:
                         speedup=speedup, speedup_ci95=interval, vs_compile=vs_compile,
                         fastest_candidate=result.get("fastest_correct_speedup") if correct else None,
                         compile_baseline=compiled[0] if compiled else None,
-                        degenerate=result.get("degenerate") if row.state == "done" else None,
+                        degenerate=result.get("degenerate") if row.state in ("done", "budget") else None,
                         host_bound=_host_bound(row.baselines, result),
                         gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0, measured=measured,
                         measured_vs_compile=measured.over(baseline) if measured is not None else None)
@@ -131,6 +140,8 @@ class Scores:
     host_bound: int = 0
     """Scored problems whose eager time is bound by the host."""
     host_bound_improved: int = 0
+    budget: int = 0
+    """Scored problems cut by a time budget before an improvement: counted correct, at 1 (the reference kept)."""
     per_level: dict[str, dict[str, Any]] = field(default_factory=dict)
     geomean_speedup_ci95: list[float] | None = None
     geomean_vs_compile_ci95: list[float] | None = None
@@ -152,7 +163,7 @@ class Scores:
                 "geomean_speedup": self.geomean_speedup, "geomean_speedup_vs_compile": self.geomean_vs_compile,
                 "correct_rate": self.correct_rate, "gpu_seconds": self.gpu_seconds,
                 "llm_cost_usd": self.llm_cost_usd, **self.spend(), "host_bound": self.host_bound,
-                "host_bound_improved": self.host_bound_improved, "per_level": self.per_level,
+                "host_bound_improved": self.host_bound_improved, "budget": self.budget, "per_level": self.per_level,
                 "geomean_speedup_ci95": self.geomean_speedup_ci95,
                 "geomean_speedup_vs_compile_ci95": self.geomean_vs_compile_ci95,
                 "fast_p_range": self.fast_p_range, "fast_p_vs_compile_range": self.fast_p_vs_compile_range}
@@ -171,6 +182,7 @@ def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Sco
         gpu_seconds=sum(p.gpu_s for p in spend_from), llm_cost_usd=sum(p.usd for p in spend_from),
         host_bound=sum(bool(p.host_bound) for p in scored),
         host_bound_improved=sum(bool(p.host_bound) and p.improved for p in scored),
+        budget=sum(p.cut_by_budget for p in scored),
         geomean_speedup_ci95=geomean_interval([p.measured for p in correct if p.measured]),
         geomean_vs_compile_ci95=geomean_interval([p.measured_vs_compile for p in correct if p.measured_vs_compile]),
         fast_p_range=_ranges([p.measured for p in scored], len(scored)),

@@ -47,8 +47,8 @@ def test_a_new_run_gets_the_ledgers_run_id_and_a_started_one_is_resumed(tmp_path
 def test_the_runs_a_suite_starts_keep_its_directory_out_of_their_candidates_reach(tmp_path):
     """Its ledger holds every problem's best verdict: the children's workers get the suite's directory read-only."""
     probe = [sys.executable, "-c", "import os; print(os.environ['KERNELPRO_HARNESS__PROTECTED_DIRS'])", "", ""]
-    code, last, _ = _run(probe, spec(tmp_path), "probe", 60)
-    assert code == 0 and json.loads(last) == [str(tmp_path.resolve())]
+    code, last, _, stopped = _run(probe, spec(tmp_path), "probe", 60)
+    assert code == 0 and json.loads(last) == [str(tmp_path.resolve())] and not stopped
 
 
 def _cmdline(pid: str) -> str:
