@@ -1,5 +1,6 @@
-"""The referee: ``python -m kernelpro.harness.referee RESULT_FD TO_REF FROM_REF TO_CAND FROM_CAND``, the job as
-JSON on stdin. The trusted side of a judgment, in a process that never loads candidate code.
+"""The referee: ``python -m kernelpro.harness.referee RESULT_FD`` and, per model (reference, then candidate), the
+pipe to it, the pipe from it and the shared memory each way (``referee_wire``); the job as JSON on stdin.
+The trusted side of a judgment, in a process that never loads candidate code.
 
 It holds the input generator (a seed from the OS for every set and round: the reference's ``get_inputs`` runs
 here), the comparison, the float64 oracle's verdict and the report. Each model lives in a process of its own
@@ -40,6 +41,7 @@ from kernelpro.harness.referee_timing import (
     on_device,
     timer_check,
 )
+from kernelpro.harness.referee_wire import Arena
 from kernelpro.harness.timed_checks import TimedCallChecks
 from kernelpro.harness.timing import run_timing
 
@@ -238,7 +240,7 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 def main() -> None:
     from kernelpro.harness.worker import die_with_parent, isolate, prepare_device
 
-    result_fd, *ends = (int(a) for a in sys.argv[1:6])
+    result_fd, *ends = (int(a) for a in sys.argv[1:10])
     job: dict[str, Any] = json.loads(sys.stdin.read())
     nonce = job.pop("nonce")
     job["isolation"] = isolate(job)
@@ -252,8 +254,9 @@ def main() -> None:
     if job["device"].startswith("cuda"):
         prepare_device(job["device"], job["harness"]["gpu_memory_fraction"], job["isolation"])
     any_size = job["harness"]["memory_limit_mb"] << 20
-    links = {"reference": ModelLink("reference", ends[0], ends[1], any_size),
-             "candidate": ModelLink("candidate", ends[2], ends[3], any_size)}
+    links = {name: ModelLink(name, ends[4 * i], ends[4 * i + 1], any_size,
+                             (Arena(ends[4 * i + 2]), Arena(ends[4 * i + 3])))
+             for i, name in enumerate(("reference", "candidate"))}
     try:
         report = Referee(job, links, emit).judge()
     except BaseException as exc:  # noqa: BLE001 - the judge must always hear why

@@ -24,6 +24,7 @@ import psutil
 from kernelpro.config import HarnessSettings
 from kernelpro.harness import cpu_load
 from kernelpro.harness.deadline import Deadline
+from kernelpro.harness.referee_wire import make_arena_fd
 from kernelpro.harness.result import EvalResult, GuardFinding, Timing
 from kernelpro.harness.sandbox import _ChannelReader, _kill_group, _TailReader, _tree_rss_mb, worker_environment
 from kernelpro.harness.stats import speedup_text
@@ -93,24 +94,27 @@ def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcom
     """The referee's report on ``job`` (the worker's job), or why none came."""
     nonce = secrets.token_hex(16)
     pipes = {name: (os.pipe(), os.pipe()) for name in ("reference", "candidate")}  # (to it, from it)
+    any_size = settings.memory_limit_mb << 20
+    arenas = {name: (make_arena_fd(any_size), make_arena_fd(any_size)) for name in pipes}  # (to it, from it)
     result_r, result_w = os.pipe()
     started = time.monotonic()
-    any_size = settings.memory_limit_mb << 20
     # Each model's process gets its own source only; the referee gets the reference's (its inputs), never the
     # candidate's.
     sources = {"reference": {"candidate_source": ""}, "candidate": {"reference_source": ""}}
-    servers = {name: _start("kernelpro.harness.referee_server", (pipes[name][0][0], pipes[name][1][1]),
+    servers = {name: _start("kernelpro.harness.referee_server",
+                            (pipes[name][0][0], pipes[name][1][1], *arenas[name]),
                             {**job, **sources[name], "serves": name, "referee_input_bytes": any_size},
                             f"kernelpro-{name}-")
                for name in ("reference", "candidate")}
-    ends = (result_w, pipes["reference"][0][1], pipes["reference"][1][0],
-            pipes["candidate"][0][1], pipes["candidate"][1][0])
+    ends = (result_w, *(end for name in ("reference", "candidate")
+                        for end in (pipes[name][0][1], pipes[name][1][0], *arenas[name])))
     referee, referee_dir = _start("kernelpro.harness.referee", ends, {**job, "candidate_source": "", "nonce": nonce},
                                   "kernelpro-referee-")
     for (to_r, to_w), (from_r, from_w) in pipes.values():
         for fd in (to_r, to_w, from_r, from_w):
             os.close(fd)
-    os.close(result_w)
+    for fd in (result_w, *(fd for pair in arenas.values() for fd in pair)):
+        os.close(fd)
     deadline = Deadline(settings, started, until=job.get("until"))
     channel = _ChannelReader(result_r, nonce, deadline)
     readers = {name: _TailReader(proc.stdout, settings.output_tail_bytes) for name, (proc, _) in servers.items()}

@@ -1,5 +1,6 @@
-"""One model's process under the referee: ``python -m kernelpro.harness.referee_server IN_FD OUT_FD``, the job as
-JSON on stdin, ``serves`` naming the model: ``candidate`` or ``reference``.
+"""One model's process under the referee: ``python -m kernelpro.harness.referee_server IN OUT IN_ARENA OUT_ARENA``
+(pipes and shared memory, ``referee_wire``), the job as JSON on stdin, ``serves`` naming the model: ``candidate``
+or ``reference``.
 
 The same code serves both, so both models are loaded, fed, called, timed and answered alike, and whatever a
 process costs around a call (waking up, the pipe, copying the output) it costs both. The candidate's process holds
@@ -25,11 +26,13 @@ from kernelpro.harness import referee_wire as wire
 
 
 class CandidateServer:
-    def __init__(self, job: dict[str, Any], inbound: int, outbound: int) -> None:
+    def __init__(self, job: dict[str, Any], inbound: int, outbound: int, arenas: tuple[wire.Arena, wire.Arena]
+                 ) -> None:
         from kernelpro.config import HarnessSettings
         from kernelpro.harness.clocks import make_clock
 
         self.job, self.inbound, self.outbound = job, inbound, outbound
+        self.in_arena, self.out_arena = arenas
         self.settings = HarnessSettings.model_validate(job["harness"])
         self.device = torch.device(job["device"])
         self.clock = make_clock(self.device, self.settings)
@@ -41,7 +44,7 @@ class CandidateServer:
     def serve(self) -> None:
         while True:
             try:
-                request, value = wire.receive(self.inbound, byte_limit=int(self.job["referee_input_bytes"]))
+                request, value = wire.receive(self.inbound, int(self.job["referee_input_bytes"]), self.in_arena)
             except wire.ClosedPipe:
                 return
             op = request.get("op")
@@ -103,7 +106,7 @@ class CandidateServer:
                 torch.cuda.empty_cache()
             wire.send(self.outbound, {"error": f"float64 oracle unavailable ({exc})"[:2000], "reason": "no_oracle"})
             return
-        wire.send(self.outbound, {"ok": True}, out)
+        wire.send(self.outbound, {"ok": True}, out, self.out_arena)
 
     def on_call(self, request: dict[str, Any], _value: Any) -> None:
         from kernelpro.harness.model_calls import no_grad
@@ -130,7 +133,7 @@ class CandidateServer:
         if shares_storage(out, args):
             self.args = None  # its output lives in the inputs: the next inputs go to new tensors
         try:
-            wire.send(self.outbound, header, out)
+            wire.send(self.outbound, header, out, self.out_arena)
         except wire.WireError as exc:
             wire.send(self.outbound, {"error": str(exc), "reason": "output_type"})
 
@@ -144,7 +147,8 @@ def main() -> None:
         prepare_device,
     )
 
-    inbound, outbound = int(sys.argv[1]), int(sys.argv[2])
+    inbound, outbound, in_arena, out_arena = (int(a) for a in sys.argv[1:5])
+    arenas = (wire.Arena(in_arena), wire.Arena(out_arena))  # mapped before the address-space cap
     job: dict[str, Any] = __import__("json").loads(sys.stdin.read())
     job["isolation"] = isolate(job)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -154,7 +158,7 @@ def main() -> None:
         prepare_device(job["device"], job["harness"]["gpu_memory_fraction"], job["isolation"])
     else:
         limit_address_space(job["harness"]["memory_limit_mb"])
-    CandidateServer(job, inbound, outbound).serve()
+    CandidateServer(job, inbound, outbound, arenas).serve()
     os._exit(0)
 
 

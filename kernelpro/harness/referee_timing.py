@@ -29,8 +29,10 @@ class ModelFailed(RuntimeError):
 
 
 class ModelLink:
-    def __init__(self, who: str, to_model: int, from_model: int, byte_limit: int) -> None:
+    def __init__(self, who: str, to_model: int, from_model: int, byte_limit: int,
+                 arenas: tuple[wire.Arena, wire.Arena] | None = None) -> None:
         self.who, self.to_model, self.from_model = who, to_model, from_model
+        self.to_arena, self.from_arena = arenas or (None, None)
         self.byte_limit = byte_limit  # the candidate's: lowered once the reference's outputs are known
 
     def expect_outputs(self, reference_output: Any) -> None:
@@ -41,10 +43,10 @@ class ModelLink:
                 ) -> tuple[dict[str, Any], Any]:
         try:
             if send_value:
-                wire.send(self.to_model, header, value)
+                wire.send(self.to_model, header, value, self.to_arena)
             else:
                 wire.send(self.to_model, header)
-            answer, out = wire.receive(self.from_model, self.byte_limit)
+            answer, out = wire.receive(self.from_model, self.byte_limit, self.from_arena)
         except wire.ClosedPipe:
             raise ModelFailed(self.who, f"the {self.who}'s process exited or was killed", "exited") from None
         except wire.WireError as exc:

@@ -1,4 +1,5 @@
-"""The bytes between the referee and the candidate's process: a JSON header, then each tensor's raw bytes.
+"""The bytes between the referee and a model's process: a JSON header on a pipe, each tensor's raw bytes in
+shared memory (``Arena``) or after the header.
 
 Nothing crosses as a pickle or as code: a header is plain JSON of bounded size, a value is a nested structure of
 lists, tuples, dicts, JSON scalars and tensors (dense, strided, of a plain dtype), and the reader refuses any
@@ -9,6 +10,7 @@ numbers and tensors, and nothing that runs.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import struct
 from typing import Any
@@ -41,7 +43,7 @@ def encode(value: Any, tensors: list[torch.Tensor]) -> Any:
         if value.layout != torch.strided or value.is_meta or type(value) is not torch.Tensor and not isinstance(
                 value, torch.nn.Parameter):
             raise WireError(f"a {type(value).__name__} with layout {value.layout} cannot cross between processes")
-        tensors.append(value.detach().to("cpu").contiguous())
+        tensors.append(value.detach().contiguous())  # where it is: ``send`` copies it to the arena or the pipe
         return {"t": len(tensors) - 1}
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"v": value}
@@ -70,21 +72,61 @@ def decode(shape: Any, tensors: list[torch.Tensor]) -> Any:
     raise WireError("malformed value")
 
 
-def send(fd: int, header: dict[str, Any], value: Any = _NO_VALUE) -> None:
-    """One message: ``header`` and, when given, ``value`` (its tensors as raw bytes after the header)."""
+class Arena:
+    """Shared memory for one direction's tensor bytes: a memory file both processes map (made by the judge, which
+    hands each end its descriptor), sized to the memory limit and filled only as far as a message needs. A message
+    writes its tensors from the start, one after the other, and the reader copies them out before it answers, so
+    each message may reuse the whole arena. Bytes too many for it go through the pipe."""
+
+    ALIGN = 64
+
+    def __init__(self, fd: int) -> None:
+        self.size = os.fstat(fd).st_size
+        self.map = mmap.mmap(fd, self.size) if self.size else None
+
+    def view(self, offset: int, nbytes: int) -> torch.Tensor:
+        return torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes, offset=offset)
+
+
+def make_arena_fd(size: int) -> int:
+    """A memory file of ``size`` bytes (sparse: nothing is allocated until written), inheritable by a child."""
+    fd = os.memfd_create("kernelpro-referee", 0)
+    os.ftruncate(fd, size)
+    return fd
+
+
+def send(fd: int, header: dict[str, Any], value: Any = _NO_VALUE, arena: Arena | None = None) -> None:
+    """One message: ``header`` and, when given, ``value``: its tensors' bytes in ``arena`` where they fit, else
+    after the header on the pipe."""
     tensors: list[torch.Tensor] = []
     if value is not _NO_VALUE:
         header = {**header, "value": encode(value, tensors)}
-    header["tensors"] = [{"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for t in tensors]
+    specs, offset = [], 0
+    in_arena = arena is not None and arena.map is not None and sum(
+        _aligned(t.numel() * t.element_size()) for t in tensors) <= arena.size
+    for tensor in tensors:
+        spec: dict[str, Any] = {"dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape)}
+        nbytes = tensor.numel() * tensor.element_size()
+        if in_arena and nbytes:
+            arena.view(offset, nbytes).copy_(tensor.reshape(-1).view(torch.uint8))
+            spec["offset"] = offset
+            offset += _aligned(nbytes)
+        specs.append(spec)
+    header["tensors"] = specs
     data = json.dumps(header).encode()
     _write_all(fd, _LENGTH.pack(len(data)) + data)
-    for tensor in tensors:
-        if tensor.numel():
-            _write_all(fd, memoryview(tensor.reshape(-1).view(torch.uint8).numpy()))
+    for tensor, spec in zip(tensors, specs, strict=True):
+        if tensor.numel() and "offset" not in spec:
+            _write_all(fd, memoryview(tensor.to("cpu").reshape(-1).view(torch.uint8).numpy()))
 
 
-def receive(fd: int, byte_limit: int) -> tuple[dict[str, Any], Any]:
-    """The next message's header and value, refusing one whose tensors declare more than ``byte_limit`` bytes."""
+def _aligned(nbytes: int) -> int:
+    return -(-nbytes // Arena.ALIGN) * Arena.ALIGN
+
+
+def receive(fd: int, byte_limit: int, arena: Arena | None = None) -> tuple[dict[str, Any], Any]:
+    """The next message's header and value, refusing one whose tensors declare more than ``byte_limit`` bytes.
+    Tensors sent through ``arena`` are copied out of it: what the sender writes there later changes nothing."""
     length, = _LENGTH.unpack(_read_exact(fd, _LENGTH.size))
     if length > HEADER_LIMIT:
         raise WireError(f"a header of {length} bytes (at most {HEADER_LIMIT})")
@@ -110,15 +152,21 @@ def receive(fd: int, byte_limit: int) -> tuple[dict[str, Any], Any]:
         total += nbytes
         if total > byte_limit:
             raise WireError(f"the message declares more than the {byte_limit} bytes expected")
-        specs.append((dtype, shape, nbytes))
+        offset = spec.get("offset")
+        if offset is not None and (arena is None or arena.map is None or not isinstance(offset, int)
+                                   or offset < 0 or offset + nbytes > arena.size):
+            raise WireError("a tensor outside the shared arena")
+        specs.append((dtype, shape, nbytes, offset))
     tensors = []
-    for dtype, shape, nbytes in specs:
-        raw = bytearray(nbytes)
-        if nbytes:
+    for dtype, shape, nbytes, offset in specs:
+        if not nbytes:
+            flat = torch.empty(0, dtype=torch.uint8)
+        elif offset is not None:
+            flat = arena.view(offset, nbytes).clone()
+        else:
+            raw = bytearray(nbytes)
             _read_into(fd, memoryview(raw))
             flat = torch.frombuffer(raw, dtype=torch.uint8)
-        else:
-            flat = torch.empty(0, dtype=torch.uint8)
         tensors.append(flat.view(dtype).reshape(shape))
     value = decode(header["value"], tensors) if "value" in header else None
     return header, value
