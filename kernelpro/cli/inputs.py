@@ -158,7 +158,8 @@ def releases_run_locks(command: Callable[..., T]) -> Callable[..., T]:
     return run
 
 
-RETRY_KINDS = ("crash", "hang", "lost", "setup", "problem", "gpu_memory")  # a suite problem's failure kinds (suite.job)
+# a suite problem's failure kinds (suite.job), and budget: the problems a budget cut, given more of it
+RETRY_KINDS = ("crash", "hang", "lost", "setup", "problem", "gpu_memory", "budget")
 
 
 def retry_kinds_or_fail(retry: str | None, resume: str | None) -> set[str] | None:

@@ -72,7 +72,8 @@ def run(
     resume: Annotated[Optional[str], typer.Option("--resume", help="Finish the suite with this id.")] = None,
     retry: Annotated[Optional[str], typer.Option("--retry", help="With --resume: run failed problems again, those "
                                                  "of these failure kinds (crash,hang,lost,setup,problem,gpu_memory) "
-                                                 "or all; their baselines are kept.")] = None,
+                                                 "or all; their baselines are kept. budget: the problems a budget cut, "
+                                                 "their runs resumed with a new share added.")] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Run problems on Ray: auto (a running cluster), "
                                                "local (start one here) or an address.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Progress to stderr; the last stdout line is one JSON "

@@ -148,7 +148,7 @@ class Driver:
                        model=self.config.model,
                        baselines=self._baselines_to_judge(row),
                        no_memory=self.config.no_memory, no_profile=self.config.no_profile, timeout_s=timeout,
-                       stop_after_s=deadline.stop_s if deadline else None,
+                       stop_after_s=deadline.stop_s if deadline else None, more_budget=row.failure_kind == "budget",
                        kill_after_s=deadline.kill_s if deadline else None,
                        # the driver's settings travel with the job, to a Ray node's shell as to a local one's
                        env={**settings_environment(), **lane.env})

@@ -58,6 +58,8 @@ class JobSpec(BaseModel):
     """The deadline: seconds after its start at which the run is stopped cleanly (the suite's time budget)."""
     kill_after_s: float | None = None
     """Seconds after its start at which a run stopped at its deadline and still running is killed."""
+    more_budget: bool = False
+    """A run a budget cut, retried (``--retry budget``): resumed, it goes on with ``budgets`` added to its own."""
     env: dict[str, str] = Field(default_factory=dict)
     """The lane's environment on top of the driver's (its GPU)."""
 
@@ -96,8 +98,10 @@ def optimize_command(spec: JobSpec) -> list[str]:
     """A fresh run under the ledger's run id, or ``--resume`` when that run already has its directory; either
     judges the compile baselines the ledger lacks first (``--baselines``)."""
     wanted = ["--baselines", ",".join(spec.baselines)] if spec.baselines else []
-    if (Path(spec.runs_dir) / spec.run_id / "run.json").exists():
-        return _cli("optimize", "--resume", spec.run_id, "--runs-dir", spec.runs_dir, "--json", *wanted)
+    meta_path = Path(spec.runs_dir) / spec.run_id / "run.json"
+    if meta_path.exists():
+        more = _added_budgets(spec, meta_path) if spec.more_budget else []
+        return _cli("optimize", "--resume", spec.run_id, "--runs-dir", spec.runs_dir, "--json", *wanted, *more)
     args = ["optimize", spec.path, "--run-id", spec.run_id, "--runs-dir", spec.runs_dir, "--device", spec.device,
             "--max-iters", str(spec.max_iters), "--json", *wanted]
     for flag, value in (("--time-budget", spec.budgets.time_s), ("--gpu-budget", spec.budgets.gpu_s)):
@@ -113,6 +117,21 @@ def optimize_command(spec: JobSpec) -> list[str]:
         args += ["--model", spec.model]
     args += ["--no-memory"] * spec.no_memory + ["--no-profile"] * spec.no_profile
     return _cli(*args)
+
+
+def _added_budgets(spec: JobSpec, meta_path: Path) -> list[str]:
+    """The budgets a retried run goes on under: its own (what it spent, across resumes) plus its new share."""
+    try:
+        own = json.loads(meta_path.read_text()).get("budgets") or {}
+    except (OSError, ValueError):
+        own = {}
+    args: list[str] = []
+    for flag, name, share in (("--time-budget", "time_s", spec.budgets.time_s),
+                              ("--gpu-budget", "gpu_s", spec.budgets.gpu_s), ("--usd-budget", "usd", spec.budgets.usd)):
+        if share is not None:
+            total = (own.get(name) or 0.0) + share
+            args += [flag, f"{total:.6f}" if name == "usd" else f"{max(total, 1.0):.0f}s"]
+    return args
 
 
 def _safe(key: str) -> str:

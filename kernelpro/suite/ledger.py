@@ -192,13 +192,18 @@ class Ledger:
     def retry_failed(self, kinds: set[str] | None = None) -> list[str]:
         """Every failed problem (of ``kinds`` only, when given) pending again, its attempts back to 0; its run id,
         baselines and spend so far stay, so the run resumes from its checkpoint and no baseline is measured
-        twice. Returns the problems' keys."""
+        twice. With ``budget`` among ``kinds``, the problems a budget cut too, marked (failure kind ``budget``) so
+        that their runs go on with a new share added to their budgets. Returns the problems' keys."""
         with self._lock, self._connect() as conn:
-            rows = conn.execute("SELECT key, failure_kind FROM problems WHERE state = 'failed' ORDER BY idx")
-            keys = [key for key, kind in rows.fetchall() if kinds is None or (kind or "crash") in kinds]
+            rows = conn.execute("SELECT key, state, failure_kind FROM problems WHERE state IN ('failed', 'budget') "
+                                "ORDER BY idx")
+            picked = [(key, state) for key, state, kind in rows.fetchall()
+                      if (state == "failed" and (kinds is None or (kind or "crash") in kinds))
+                      or (state == "budget" and kinds is not None and "budget" in kinds)]
             conn.executemany("UPDATE problems SET state = 'pending', attempts = 0, failure = NULL, "
-                             "failure_kind = NULL, result = NULL, ended = NULL WHERE key = ?", [(k,) for k in keys])
-        return keys
+                             "failure_kind = ?, result = NULL, ended = NULL WHERE key = ?",
+                             [("budget" if state == "budget" else None, key) for key, state in picked])
+        return [key for key, _ in picked]
 
     # -- what the disk budget dropped -------------------------------------------------------------------------
     def record_pruned(self, path: str, problem: str, action: str, size: int, variant: str = "") -> None:

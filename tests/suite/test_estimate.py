@@ -3,6 +3,8 @@ deadline of a job in flight, the ETA, and a problem a budget cut counted as the 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kernelpro.config import Settings
@@ -10,7 +12,7 @@ from kernelpro.graphs.time_budget import overrun_allowed_s
 from kernelpro.suite.budget import Limits
 from kernelpro.suite.driver import Driver, Progress, summary
 from kernelpro.suite.estimate import Deadline, eta_s, job_deadline, problem_cost
-from kernelpro.suite.job import JobOutcome
+from kernelpro.suite.job import JobOutcome, optimize_command
 from kernelpro.suite.lanes import Lane
 from kernelpro.suite.layout import SuiteConfig, create_suite
 from kernelpro.suite.ledger import ProblemRow
@@ -112,3 +114,26 @@ def test_a_job_stopped_at_its_deadline_keeps_the_reference_unless_it_had_an_impr
     a, b = ledger.problem("a"), ledger.problem("b")
     assert (a.state, a.result, a.wall_s) == ("budget", {"stop_reason": why}, 41.0)
     assert b.state == "done" and b.result["improved"]  # what it found stands
+
+
+def test_retry_budget_resumes_the_problems_a_budget_cut_with_their_new_share_added(tmp_path):
+    paths, ledger = ledger_with(tmp_path, {"cut": {"state": "budget", "result": {"stop_reason": "time budget"}},
+                                           "crashed": {"state": "failed", "failure_kind": "crash"}})
+    assert ledger.retry_failed(None) == ["crashed"] and ledger.problem("cut").state == "budget"  # all: the failed
+    assert ledger.retry_failed({"budget"}) == ["cut"]
+    cut = ledger.problem("cut")
+    assert (cut.state, cut.failure_kind, cut.result) == ("pending", "budget", None)
+    run_dir = paths.runs / cut.run_id
+    run_dir.mkdir(parents=True)
+    (run_dir / "run.json").write_text(json.dumps({"budgets": {"max_iters": 8, "time_s": 43.0}}))
+    config = SuiteConfig.model_validate(ledger.suite()["config"]).model_copy(update={"totals": Limits(time_s=600)})
+    ledger.set_suite(config=config.model_dump(mode="json"))
+    driver = Driver(paths, ledger, Settings(), LocalBackend([Lane(name="cpu0")]))
+    command = optimize_command(driver._spec(cut, Lane(name="cpu0"), 1, ledger.problems()))
+    # its own 43 s, spent, and the 600 s left to the one problem left
+    assert "--resume" in command and command[command.index("--time-budget") + 1] == "643s"
+    crashed = ledger.problem("crashed")
+    (paths.runs / crashed.run_id).mkdir()
+    (paths.runs / crashed.run_id / "run.json").write_text(json.dumps({"budgets": {"max_iters": 8, "time_s": 43.0}}))
+    resumed = optimize_command(driver._spec(crashed, Lane(name="cpu0"), 1, ledger.problems()))
+    assert "--resume" in resumed and "--time-budget" not in resumed  # resumed for another reason: its own budgets
