@@ -121,16 +121,8 @@ class Driver:
         return estimate.problem_cost(row, rows, self._baselines_to_judge(row), verdicts, self.settings)
 
     def _too_costly(self, row: ProblemRow, rows: list[ProblemRow]) -> str | None:
-        """Why the problem is not started under the suite's time budget (its least useful work cannot end in what
-        is left), or None."""
         total = self.config.totals.time_s
-        if total is None:
-            return None
-        cost, left = self._cost(row, rows), total - self._active_s()
-        if cost.floor_s <= left:
-            return None
-        return (f"it needs {cost.describe()} and {max(left, 0.0):.0f} s of the suite's {total:.0f} s time "
-                "budget are left")
+        return None if total is None else estimate.unaffordable(self._cost(row, rows), total, self._active_s())
 
     def _spec(self, row: ProblemRow, lane: Lane, left: int, rows: list[ProblemRow]) -> JobSpec:
         share = budget.share(self.config.totals, self.config.per_problem, self._spent(rows), left,
@@ -255,6 +247,7 @@ class Driver:
                     queue.remove(key)
                     if (why := self._too_costly(self.ledger.problem(key), rows)) is not None:
                         unaffordable[key] = why  # stays pending: a resume with a larger budget runs it
+                        self.ledger.update(key, failure=f"not started: {why}")  # what suite status shows
                         progress.last = f"{key}: not started: {why}"
                         self.on_progress(progress)
                         continue

@@ -75,6 +75,15 @@ def problem_cost(row: ProblemRow, rows: list[ProblemRow], wanted_baselines: list
                        judgment_s=judgment, measured=measured)
 
 
+def unaffordable(cost: ProblemCost, total_s: float, active_s: float) -> str | None:
+    """Why a problem is not started under the suite's time budget (its least work cannot end in what is left of
+    ``total_s`` once ``active_s`` are spent), or None."""
+    left = total_s - active_s
+    if cost.floor_s <= left:
+        return None
+    return f"it needs {cost.describe()} and {max(left, 0.0):.0f} s of the suite's {total_s:.0f} s time budget are left"
+
+
 @dataclass(frozen=True)
 class Deadline:
     """When a job in flight is stopped (cleanly: SIGINT) and when it is killed, in seconds from its start."""

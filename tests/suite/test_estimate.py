@@ -62,7 +62,9 @@ def test_a_problem_whose_least_work_cannot_end_in_what_is_left_is_not_started_an
                   baselines={"compile_default": {"elapsed_s": 70.0}})
     ledger.add_active(60.0)
     status, reason = Driver(paths, ledger, Settings(), LocalBackend([Lane(name="cpu0")])).run()
-    assert ledger.problem("repeated_relu").state == "pending" and not paths.logs.exists()  # no process started
+    waiting = ledger.problem("repeated_relu")
+    assert waiting.state == "pending" and not paths.logs.exists()  # no process started
+    assert waiting.failure.startswith("not started: it needs about 170 s")  # suite status's note
     assert status == "stopped" and "1 problem(s) not started" in reason and "repeated_relu: it " \
         "needs about 170 s (30 s to start, 70 s of baselines, 70 s for one judgment)" in reason
     assert "s of the suite's 100 s time budget are left" in reason
