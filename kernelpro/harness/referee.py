@@ -42,6 +42,7 @@ from kernelpro.harness.referee_timing import (
     timer_check,
 )
 from kernelpro.harness.referee_wire import Arena
+from kernelpro.harness.scorecards import kernelbench_score
 from kernelpro.harness.timed_checks import TimedCallChecks
 from kernelpro.harness.timing import run_timing
 
@@ -210,6 +211,12 @@ class Referee:
         if self.device.type == "cuda" and (below := memory_floor.below_floor(
                 run.timings["candidate"].median_ms, self.traffic_bytes, memory_floor.peak_bandwidth_gbs(self.device))):
             report["guards"] = [below.model_dump(mode="json")]
+        spans = {name: [o.span_ms if o.span_ms is not None else o.host_ms
+                        for o in clock.outside.get((name, "time"), [])][max(1, self.settings.warmup):]
+                 for name in ("reference", "candidate")}
+        if score := kernelbench_score(spans["reference"], spans["candidate"], self.device.type == "cuda",
+                                      seed=fresh_seed()):
+            report["kernelbench"] = score.model_dump(mode="json")
         report.update({
             "speedup": estimate.speedup, "speedup_ci95": [round(estimate.low, 6), round(estimate.high, 6)],
             "speed_verdict": estimate.verdict, "rounds": run.rounds, "stopped_by": run.stopped_by,

@@ -27,6 +27,7 @@ from kernelpro.harness.deadline import Deadline
 from kernelpro.harness.referee_wire import make_arena_fd
 from kernelpro.harness.result import EvalResult, GuardFinding, Timing
 from kernelpro.harness.sandbox import _ChannelReader, _kill_group, _TailReader, _tree_rss_mb, worker_environment
+from kernelpro.harness.scorecards import KernelBenchScore
 from kernelpro.harness.stats import speedup_text
 from kernelpro.harness.worker_dirs import make_worker_dir
 
@@ -179,6 +180,8 @@ def with_referee(result: EvalResult, outcome: RefereeOutcome, contention_cores: 
                                            "speed_verdict": result.speed_verdict}
         result.speedup, result.speedup_ci95 = report["speedup"], report["speedup_ci95"]
         result.speed_verdict = report["speed_verdict"]
+        result.kernelbench = KernelBenchScore.model_validate(report["kernelbench"]) if report.get("kernelbench") \
+            else None
         result.reference = Timing.model_validate(report["reference"])
         result.candidate = Timing.model_validate(report["candidate"])
         if (result.device or "").startswith("cuda"):

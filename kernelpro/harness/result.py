@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from kernelpro.harness.scorecards import KernelBenchScore
+
 # What torch says when CUDA's allocator cannot serve a request (``torch.OutOfMemoryError``).
 OUT_OF_GPU_MEMORY = re.compile(r"CUDA out of memory|OutOfMemoryError")
 
@@ -174,6 +176,9 @@ class EvalResult(BaseModel):
     elapsed_s: float | None = None
     details: dict[str, Any] = Field(default_factory=dict)
     second_opinion: SecondOpinion | None = None
+    kernelbench: KernelBenchScore | None = None
+    """The speedup in KernelBench's convention (events behind the L2 flush, the mean, no host floor), from the
+    referee's timed rounds, beside ``speedup`` (``harness/scorecards.py``)."""
     """The best's speedup timed again in a fresh process by an independent method, where the run asked for it
     (``harness.second_opinion``); a disagreement adds the ``timing_disagreement`` finding."""
 

@@ -10,6 +10,7 @@ from kernelpro.harness.judge import judge
 from kernelpro.harness.referee_run import run_referee, with_referee
 from kernelpro.harness.referee_timing import Outside, timer_check
 from kernelpro.harness.result import EvalResult
+from kernelpro.harness.scorecards import kernelbench_score
 from tests.conftest import DATA, candidate, problem
 
 
@@ -38,6 +39,9 @@ def test_an_honest_candidate_is_confirmed_with_the_referees_own_speed(settings):
     assert result.status == "ok" and result.speedup == outcome.report["speedup"]
     assert result.details["worker_timing"]["speedup"] == 42.0  # kept beside, never the verdict's
     assert "each model in a process of its own" in result.candidate.method
+    kernelbench = result.kernelbench  # the same rounds read in KernelBench's convention, labelled as such
+    assert kernelbench.method.startswith("host clock, mean") and kernelbench.rounds >= 3
+    assert kernelbench.speedup_ci95[0] <= kernelbench.speedup <= kernelbench.speedup_ci95[1]
 
 
 def test_a_forged_ok_from_the_candidates_own_process_is_overturned(settings):
@@ -128,3 +132,10 @@ def test_a_gpu_span_that_falls_short_of_its_host_time_is_found():
     cand = calls([0.1] * 8, host_ms=1.0, gap_ms=0.9)  # a span of a tenth of its host time
     why = timer_check({("reference", "time"): ref, ("candidate", "time"): cand}, 0.05, 0.02)
     assert why and "GPU span" in why
+
+
+def test_kernelbenchs_convention_is_the_ratio_of_means_with_a_paired_interval():
+    score = kernelbench_score([2.0, 2.0, 2.0, 8.0], [1.0, 1.0, 1.0, 1.0], on_gpu=True)
+    assert score.speedup == pytest.approx(3.5)  # the mean: the slow round counts, as it does there
+    assert score.speedup_ci95[0] <= 3.5 <= score.speedup_ci95[1] and "L2 flush" in score.method
+    assert kernelbench_score([1.0, 1.0], [1.0, 1.0], on_gpu=True) is None  # too few rounds to say
