@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Objective = Literal["time", "energy", "edp"]
+Scorecard = Literal["kernelpro", "kernelbench"]
 
 
 class SearchSettings(BaseModel):
@@ -17,6 +18,14 @@ class SearchSettings(BaseModel):
     speedup), ``energy`` (joules per call) or ``edp`` (joules times seconds per call). ``energy`` and ``edp`` need
     NVML's energy counter on a GPU and turn ``harness.energy`` on; a candidate improves when its energy (or EDP)
     call says less beyond its interval, whatever its speed, which the report shows beside it."""
+
+    scorecard: Scorecard = "kernelpro"
+    """Which reading of the timed rounds decides a best under the time objective (both are reported):
+    ``kernelpro`` (each round's cost the larger of the GPU span and the host's issue time, the median of paired
+    ratios: ``EvalResult.speedup``) or ``kernelbench`` (KernelBench's convention, the mean of CUDA events behind
+    the L2 flush with no host floor: ``EvalResult.kernelbench``). Under ``kernelbench`` a candidate improves when
+    that interval's low end is above 1 and its estimate at least ``1 + harness.min_effect``; a verdict without it
+    never improves."""
 
     finalists: int = 3
     """Candidates judged again at the end of a run, head to head with the reference in one fresh worker with

@@ -19,7 +19,7 @@ Ctx = Runtime[OptimizeContext]
 
 
 def tree_of(state: OptimizeState) -> VariantTree:
-    return VariantTree.from_state(state.get("variants", {}), state.get("objective", "time"))
+    return VariantTree.of_run(state)
 
 
 def changed(tree: VariantTree, ids: Iterable[str]) -> dict[str, dict[str, Any]]:

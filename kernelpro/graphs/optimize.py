@@ -57,7 +57,8 @@ def baseline(state: OptimizeState, runtime: Ctx) -> Command[Literal["select"]]:
             "the profiler could not measure the reference"
     return Command(goto="select", update={"variants": tree.to_state(), "iteration": 0, "status": "running",
                                           "idea_source": ctx.idea_source, "search_policy": ctx.policy.name,
-                                          "objective": objective,
+                                          "objective": objective, "scorecard": ctx.settings.search.scorecard,
+                                          "min_effect": ctx.settings.harness.min_effect,
                                           "gpu_s": gpu_s, "events": events, "pending": [], "planning": []})
 
 

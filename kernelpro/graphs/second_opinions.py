@@ -30,10 +30,11 @@ def contender(tree: VariantTree) -> Variant | None:
     if tree.problem_finding() is not None:
         return None
     finals = [v for v in tree if v.final is not None]
+    card, effect = tree.scorecard, tree.min_effect
     found = [v for v in (finals or list(tree)) if v.kind != "reference" and v.correct and not v.flagged
-             and (r := v.deciding_result) is not None and r.faster_as_timed and not disputed(r)
-             and (r.second_opinion is None or r.improves)]
-    return max(found, key=lambda v: v.deciding_speedup or 0.0) if found else None
+             and (r := v.deciding_result) is not None and r.faster_under(card, effect) and not disputed(r)
+             and (r.second_opinion is None or r.improves_under(card, effect))]
+    return max(found, key=lambda v: v.deciding_ratio(tree.figure) or 0.0) if found else None
 
 
 def second_opinions(ctx: OptimizeContext, tree: VariantTree, update: dict[str, Any],
@@ -79,7 +80,7 @@ def _event(variant: Variant, verdict: EvalResult, settled: EvalResult) -> str:
     head = f"second opinion on {variant.id} (judged {judged}), timed again in a fresh process: {opinion_text(opinion)}"
     if disputed(settled):
         return head + "; it does not count as an improvement until a re-judgment settles it"
-    if not settled.improves:
+    if not settled.timing_trusted:
         return head + "; below the memory floor, it counts only with an agreeing second opinion"
     return head
 
@@ -111,7 +112,8 @@ def untrusted_reason(tree: VariantTree) -> str | None:
     """Why the fastest candidate the judge called faster does not count, where its timing is not trusted (a second
     opinion disagreed, or none confirmed a time below the memory floor); None otherwise."""
     found = [v for v in tree if v.kind != "reference" and v.correct and not v.flagged
-             and (r := v.deciding_result) is not None and r.faster_as_timed and not r.timing_trusted]
+             and (r := v.deciding_result) is not None and r.faster_under(tree.scorecard, tree.min_effect)
+             and not r.timing_trusted]
     if not found:
         return None
     variant = max(found, key=lambda v: v.deciding_speedup or 0.0)

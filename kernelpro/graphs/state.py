@@ -34,6 +34,8 @@ class OptimizeState(TypedDict, total=False):
     idea_source: IdeaSource  # where ideas come from: the language model's planner, or the built-in recipes
     search_policy: str  # the policy's name (``search.policies``)
     objective: str  # what the reward and the best follow (``search.objective``): time, energy or edp
+    scorecard: str  # under time, which reading of the speedup decides (``search.scorecard``)
+    min_effect: float  # ``harness.min_effect``, at which a ``kernelbench`` call is made
     variants: Annotated[dict[str, dict[str, Any]], merge]  # VariantTree.to_state(), a node's changes merged in
     planning: list[str]  # variants waiting for a plan (the policy asked for ideas)
     pending: list[str]  # the batch: children born from this step's expansions, waiting for code and verdicts

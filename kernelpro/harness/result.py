@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kernelpro.harness.scorecards import KernelBenchScore
+from kernelpro.harness.stats import speed_call
 
 # What torch says when CUDA's allocator cannot serve a request (``torch.OutOfMemoryError``).
 OUT_OF_GPU_MEMORY = re.compile(r"CUDA out of memory|OutOfMemoryError")
@@ -225,6 +226,27 @@ class EvalResult(BaseModel):
     def improves(self) -> bool:
         """Faster as the judge timed it (``faster_as_timed``), and that timing trusted (``timing_trusted``)."""
         return self.faster_as_timed and self.timing_trusted
+
+    def kernelbench_call(self, min_effect: float) -> SpeedVerdict | None:
+        """The speedup's call in KernelBench's convention (``kernelbench``) at ``min_effect``, as
+        ``stats.speed_call`` makes it; None without that figure."""
+        if self.kernelbench is None:
+            return None
+        low, high = self.kernelbench.speedup_ci95
+        return speed_call(self.kernelbench.speedup, low, high, min_effect)
+
+    def faster_under(self, scorecard: str, min_effect: float) -> bool:
+        """``faster_as_timed`` read in ``scorecard`` (``search.scorecard``): under ``kernelbench``, correct, timed
+        on a quiet machine and faster by its KernelBench figure (``kernelbench_call``)."""
+        if scorecard == "kernelpro":
+            return self.faster_as_timed
+        return self.status == "ok" and self.correct and not self.contended and \
+            self.kernelbench_call(min_effect) == "faster"
+
+    def improves_under(self, scorecard: str, min_effect: float) -> bool:
+        """``improves`` read in ``scorecard``: faster by that scorecard (``faster_under``), and the timing
+        trusted (``timing_trusted``)."""
+        return self.faster_under(scorecard, min_effect) and self.timing_trusted
 
     @property
     def out_of_gpu_memory(self) -> bool:

@@ -72,7 +72,7 @@ class Recipes(Greedy):
     def ranked(self, tree: VariantTree) -> list[Variant]:
         if not reference_open(tree):
             return super().ranked(tree)
-        winners = [v for v in super().ranked(tree) if v.kind != "reference" and v.improves_under(tree.objective)]
+        winners = [v for v in super().ranked(tree) if v.kind != "reference" and tree.improves(v)]
         return [*winners, tree.root]
 
     def _from(self, tree: VariantTree, parent: Variant, room: int) -> list[Expansion]:

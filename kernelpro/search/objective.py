@@ -6,21 +6,32 @@ energy, ``edp_ratio``/``edp_verdict`` for EDP (``harness.energy_compare``). A ca
 objective when it is correct, measured on a quiet machine, and its call says better beyond the interval
 (``faster``; ``less`` energy or EDP). Energy and EDP need NVML readings (``harness.energy``): a candidate without
 them has no figure under those objectives and never improves.
+
+Under the time objective the speedup is read in one of two scorecards (``search.scorecard``): kernelpro's own
+(``speedup``) or KernelBench's convention (``kernelbench.speedup``, the mean of CUDA events with no host floor).
+The figure that decides (``figure``) is then ``time`` or ``kernelbench``; a ``kernelbench`` call is made at the
+run's ``harness.min_effect`` as the judge makes its own (``EvalResult.kernelbench_call``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kernelpro.config.search import Objective
+from kernelpro.config.harness import HarnessSettings
+from kernelpro.config.search import Objective, Scorecard
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
 
 OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
+SCORECARDS: tuple[str, ...] = ("kernelpro", "kernelbench")
+KERNELBENCH = "kernelbench"
+"""The figure of the time objective under the ``kernelbench`` scorecard."""
+DEFAULT_MIN_EFFECT: float = HarnessSettings.model_fields["min_effect"].default
 ENERGY_OBJECTIVES: tuple[str, ...] = ("energy", "edp")
 
-__all__ = ["ENERGY_OBJECTIVES", "OBJECTIVES", "Objective", "check", "ci95", "energy_text", "figure_text",
-           "improves", "joules_text", "ratio", "verdict"]
+__all__ = ["ENERGY_OBJECTIVES", "KERNELBENCH", "OBJECTIVES", "SCORECARDS", "Objective", "Scorecard", "check",
+           "check_scorecard", "ci95", "energy_text", "figure", "figure_text", "improves", "joules_text", "ratio",
+           "verdict"]
 
 _FIELDS = {"time": ("speedup", "speedup_ci95", "speed_verdict", "faster"),
            "energy": ("energy_ratio", "energy_ci95", "energy_verdict", "less"),
@@ -34,6 +45,19 @@ def check(objective: str) -> Objective:
     return objective  # type: ignore[return-value]
 
 
+def check_scorecard(scorecard: str) -> Scorecard:
+    if scorecard not in SCORECARDS:
+        raise ValueError(f"unknown scorecard {scorecard!r}; choose one of {', '.join(SCORECARDS)}")
+    return scorecard  # type: ignore[return-value]
+
+
+def figure(objective: str, scorecard: str = "kernelpro") -> str:
+    """The figure that decides a best: the objective's, or under time with the ``kernelbench`` scorecard the
+    speedup in KernelBench's convention (``kernelbench``)."""
+    check_scorecard(scorecard)
+    return KERNELBENCH if check(objective) == "time" and scorecard == KERNELBENCH else objective
+
+
 def _data(result: EvalResult | dict[str, Any] | None) -> dict[str, Any]:
     if result is None:
         return {}
@@ -45,27 +69,39 @@ def ratio(result: EvalResult | dict[str, Any] | None, objective: str) -> float |
     data = _data(result)
     if data.get("status") != "ok" or not data.get("correct"):
         return None
+    if objective == KERNELBENCH:
+        return (data.get("kernelbench") or {}).get("speedup")
     return data.get(_FIELDS[objective][0])
 
 
 def ci95(result: EvalResult | dict[str, Any] | None, objective: str) -> list[float] | None:
+    if objective == KERNELBENCH:
+        return (_data(result).get("kernelbench") or {}).get("speedup_ci95")
     return _data(result).get(_FIELDS[objective][1])
 
 
-def verdict(result: EvalResult | dict[str, Any] | None, objective: str) -> str | None:
-    """``faster``/``slower``/``same``/``uncertain`` for time; ``less``/``more``/``same``/``uncertain`` otherwise."""
+def verdict(result: EvalResult | dict[str, Any] | None, objective: str,
+            min_effect: float = DEFAULT_MIN_EFFECT) -> str | None:
+    """``faster``/``slower``/``same``/``uncertain`` for time (and ``kernelbench``, called at ``min_effect``);
+    ``less``/``more``/``same``/``uncertain`` otherwise."""
     data = _data(result)
+    if objective == KERNELBENCH:
+        return EvalResult.model_validate(data).kernelbench_call(min_effect) if data else None
     found = data.get(_FIELDS[objective][2])
     if found is None and objective == "edp":  # verdicts recorded before EvalResult carried edp_verdict
         found = ((data.get("details") or {}).get("energy") or {}).get("edp", {}).get("verdict")
     return found
 
 
-def improves(result: EvalResult | dict[str, Any] | None, objective: str) -> bool:
-    """Correct, on a quiet machine, and better than the reference beyond the interval under ``objective``."""
+def improves(result: EvalResult | dict[str, Any] | None, objective: str,
+             min_effect: float = DEFAULT_MIN_EFFECT) -> bool:
+    """Correct, on a quiet machine, and better than the reference beyond the interval under ``objective``
+    (under ``kernelbench``: ``EvalResult.improves_under`` that scorecard at ``min_effect``)."""
     data = _data(result)
     if objective == "time":
         return result is not None and EvalResult.model_validate(data).improves
+    if objective == KERNELBENCH:
+        return result is not None and EvalResult.model_validate(data).improves_under(KERNELBENCH, min_effect)
     return data.get("status") == "ok" and bool(data.get("correct")) and not data.get("contended") and \
         verdict(data, objective) == _FIELDS[objective][3]
 
@@ -76,6 +112,9 @@ def figure_text(result: EvalResult | dict[str, Any] | None, objective: str) -> s
     value = ratio(result, objective)
     if objective == "time":
         return speedup_text(value, ci95(result, objective))
+    if objective == KERNELBENCH:
+        return f"KernelBench convention {speedup_text(value, ci95(result, objective))}" if value is not None \
+            else "KernelBench convention not measured"
     if value is None:
         return f"{'energy' if objective == 'energy' else 'EDP'} not measured"
     call = verdict(result, objective) or ""

@@ -45,9 +45,9 @@ def baseline_speedup(variant: Variant) -> float | None:
 
 
 def baseline_ratio(tree: VariantTree, variant: Variant) -> float | None:
-    """What a variant stands for under the tree's objective (``search.objective``): its speedup for time, its
+    """What a variant stands for under the tree's deciding figure (``VariantTree.figure``): its speedup for time, its
     energy or EDP ratio otherwise (None for a correct variant without energy readings)."""
-    return variant.ratio(tree.objective)
+    return variant.ratio(tree.figure)
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class Rules:
 
 def _subtree_best(tree: VariantTree, variant: Variant) -> float:
     """The best ratio under the objective at or below ``variant`` (0 when nothing there is correct)."""
-    best = variant.ratio(tree.objective) or 0.0
+    best = variant.ratio(tree.figure) or 0.0
     for child in tree.children(variant.id):
         best = max(best, _subtree_best(tree, child))
     return best
@@ -136,6 +136,6 @@ def refresh_statistics(tree: VariantTree) -> None:
         variant.visits = visits[variant.id]
         variant.value = 0.0
     for variant in tree:
-        reward = variant.ratio(tree.objective) or 0.0 if variant.kind != "reference" else 0.0
+        reward = variant.ratio(tree.figure) or 0.0 if variant.kind != "reference" else 0.0
         for node in tree.path_to(variant.id):
             node.value = max(node.value, reward)

@@ -29,9 +29,9 @@ class RewardScale:
 
     @classmethod
     def of(cls, tree: VariantTree) -> RewardScale:
-        ratios = (v.ratio(tree.objective) for v in tree if v.kind != "reference")
+        ratios = (v.ratio(tree.figure) for v in tree if v.kind != "reference")
         logs = [0.0] + [math.log(r) for r in ratios if r]
-        return cls(min(logs), max(logs), tree.objective)
+        return cls(min(logs), max(logs), tree.figure)
 
     def __call__(self, variant: Variant) -> float:
         speedup = variant.ratio(self.objective)

@@ -3,8 +3,9 @@
 The tree lives in the optimisation graph's state as a plain ``dict[str, dict]`` (``to_state``/``from_state``),
 so a checkpoint can store it as JSON; ``VariantTree`` is the view that answers questions about it and the one
 way variants are born (``spawn``), get their code (``write_code``) and their verdicts (``record``,
-``mark_failed``). The tree is seen under the run's objective (``search.objective``: time, energy or EDP): its
-ordering, ``best`` and ``finalists`` follow that objective's ratio and call (``search.objective``).
+``mark_failed``). The tree is seen under the run's objective (``search.objective``: time, energy or EDP) and,
+for time, its scorecard (``search.scorecard``): its ordering, ``best`` and ``finalists`` follow the deciding
+figure's ratio and call (``figure``: the objective's, or ``kernelbench`` for KernelBench's convention).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.stats import speedup_text
 from kernelpro.search.kinds import detect_kind
+from kernelpro.search.objective import DEFAULT_MIN_EFFECT
 from kernelpro.search.objective import check as check_objective
+from kernelpro.search.objective import figure as deciding_figure
 from kernelpro.search.objective import figure_text as objective_figure
 from kernelpro.search.variant import Idea, Variant, normalised_source, variant_id
 
@@ -25,14 +28,37 @@ __all__ = ["Idea", "Variant", "VariantTree", "normalised_source", "speedup_text"
 class VariantTree:
     """The variants of one search, by id, with the queries the policies, prompts and report need."""
 
-    def __init__(self, variants: dict[str, Variant] | None = None, objective: str = "time") -> None:
+    def __init__(self, variants: dict[str, Variant] | None = None, objective: str = "time",
+                 scorecard: str = "kernelpro", min_effect: float = DEFAULT_MIN_EFFECT) -> None:
         self.variants: dict[str, Variant] = dict(variants or {})
         self.objective = check_objective(objective)
+        self.scorecard = scorecard
+        deciding_figure(objective, scorecard)  # refuses an unknown scorecard
+        self.min_effect = min_effect
+        """``harness.min_effect``, at which a ``kernelbench`` call is made."""
 
     # -- state ------------------------------------------------------------------------------------------
     @classmethod
-    def from_state(cls, state: dict[str, dict[str, Any]] | None, objective: str = "time") -> VariantTree:
-        return cls({key: Variant.model_validate(value) for key, value in (state or {}).items()}, objective)
+    def from_state(cls, state: dict[str, dict[str, Any]] | None, objective: str = "time",
+                   scorecard: str = "kernelpro", min_effect: float = DEFAULT_MIN_EFFECT) -> VariantTree:
+        return cls({key: Variant.model_validate(value) for key, value in (state or {}).items()}, objective,
+                   scorecard, min_effect)
+
+    @classmethod
+    def of_run(cls, state: dict[str, Any]) -> VariantTree:
+        """The tree of an optimisation graph's state, seen under the objective, scorecard and minimum effect the
+        run started with."""
+        return cls.from_state(state.get("variants", {}), state.get("objective", "time"),
+                              state.get("scorecard", "kernelpro"), state.get("min_effect", DEFAULT_MIN_EFFECT))
+
+    @property
+    def figure(self) -> str:
+        """What decides: the objective's figure, or ``kernelbench`` (time read in KernelBench's convention)."""
+        return deciding_figure(self.objective, self.scorecard)
+
+    def improves(self, variant: Variant) -> bool:
+        """``variant`` improves on the reference by the deciding figure (``figure``)."""
+        return variant.improves_under(self.figure, self.min_effect)
 
     def to_state(self) -> dict[str, dict[str, Any]]:
         return {key: variant.model_dump(mode="json") for key, variant in self.variants.items()}
@@ -158,7 +184,7 @@ class VariantTree:
         if self.problem_finding() is not None:
             return []
         found = [v for v in self.variants.values() if v.kind != "reference" and v.correct and not v.flagged]
-        return sorted(found, key=lambda v: -(v.ratio(self.objective) or 0.0))
+        return sorted(found, key=lambda v: -(v.ratio(self.figure) or 0.0))
 
     def problem_finding(self) -> dict[str, Any] | None:
         """The first finding about the problem itself in any variant's verdict (``reason``, ``message``)."""
@@ -173,8 +199,8 @@ class VariantTree:
         if self.problem_finding() is not None:
             return None
         finals = [v for v in self.variants.values() if v.final is not None]
-        found = [v for v in (finals or self.variants.values()) if v.improves_under(self.objective)]
-        return max(found, key=lambda v: v.deciding_ratio(self.objective) or 0.0) if found else None
+        found = [v for v in (finals or self.variants.values()) if self.improves(v)]
+        return max(found, key=lambda v: v.deciding_ratio(self.figure) or 0.0) if found else None
 
     def finalists(self, n: int) -> list[Variant]:
         """The ``n`` candidates most worth re-judging: correct, not flagged, fastest first by their first verdict,
@@ -183,10 +209,9 @@ class VariantTree:
         left out: it could not become the best, and judging it again would only spend GPU time."""
         chosen: list[Variant] = []
         seen: set[str] = set()
-        objective = self.objective
-        hopeful = [v for v in self.correct() if not v.measured_worse(objective)]
-        for variant in sorted(hopeful, key=lambda v: (not v.improves_under(objective),
-                                                      -(v.ratio(objective) or 0.0))):
+        figure = self.figure
+        hopeful = [v for v in self.correct() if not v.measured_worse(figure, self.min_effect)]
+        for variant in sorted(hopeful, key=lambda v: (not self.improves(v), -(v.ratio(figure) or 0.0))):
             key = normalised_source(variant.source)
             if key not in seen and len(chosen) < n:
                 seen.add(key)
@@ -232,8 +257,8 @@ class VariantTree:
                 outcome = "reference"
             elif variant.correct:
                 outcome = speedup_text(variant.speedup)
-                if self.objective != "time":
-                    outcome += f", {objective_figure(variant.result, self.objective)}"
+                if self.figure != "time":
+                    outcome += f", {objective_figure(variant.result, self.figure)}"
             else:
                 outcome = variant.verdict
             idea = " ".join(variant.idea.split())

@@ -128,7 +128,8 @@ class Variant(BaseModel):
         result = self.deciding_result
         return result.speedup_ci95 if result is not None else None
 
-    # -- under an objective (``search.objective``); for ``time`` each is the speedup's own -----------------
+    # -- under an objective (``search.objective``); for ``time`` each is the speedup's own, for ``kernelbench``
+    # (the time objective under ``search.scorecard = "kernelbench"``) the speedup in KernelBench's convention ---
     def ratio(self, objective: str = "time") -> float | None:
         """The objective's ratio by the first verdict (the speedup for time): 1.0 for the reference, None unless
         correct, and None for a correct variant without energy readings under ``energy`` or ``edp``."""
@@ -147,19 +148,20 @@ class Variant(BaseModel):
     def ratio_ci95(self, objective: str = "time") -> list[float] | None:
         return self.speedup_ci95 if objective == "time" else objectives.ci95(self.final or self.result, objective)
 
-    def improves_under(self, objective: str = "time") -> bool:
+    def improves_under(self, objective: str = "time", min_effect: float = objectives.DEFAULT_MIN_EFFECT) -> bool:
         """``improves`` under ``objective``: for energy (or EDP), correct, not flagged, and less energy (EDP) than
-        the reference beyond its interval in the deciding verdict, whatever its speed."""
+        the reference beyond its interval in the deciding verdict, whatever its speed; for ``kernelbench``, faster
+        in KernelBench's convention at ``min_effect`` (``EvalResult.improves_under``)."""
         if objective == "time":
             return self.improves
         return self.kind != "reference" and self.correct and not self.flagged and \
-            objectives.improves(self.final or self.result, objective)
+            objectives.improves(self.final or self.result, objective, min_effect)
 
-    def measured_worse(self, objective: str = "time") -> bool:
+    def measured_worse(self, objective: str = "time", min_effect: float = objectives.DEFAULT_MIN_EFFECT) -> bool:
         """Its first verdict, taken on a quiet machine, calls it worse than the reference beyond its interval
         under ``objective`` (``slower``; ``more`` energy or EDP): a re-judgment could not make it the best."""
         data = self.result or {}
-        return not data.get("contended") and objectives.verdict(data, objective) in ("slower", "more")
+        return not data.get("contended") and objectives.verdict(data, objective, min_effect) in ("slower", "more")
 
     def figure_text(self, objective: str = "time") -> str:
         """The deciding figure under ``objective`` with its interval, as prompts and events show it."""
