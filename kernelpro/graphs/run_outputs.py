@@ -25,7 +25,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
     from kernelpro.report.summary import RoleUsage
     from kernelpro.search.tree import VariantTree
 
-    tree = VariantTree.from_state(state.get("variants", {}), state.get("objective", "time"))
+    tree = VariantTree.of_run(state)
     best = tree.best()
     best_path = Path(files.meta()["problem_path"])  # with no improvement, the reference stays the answer
     if best is not None:
@@ -53,6 +53,7 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
                    for role, u in usage.get("by_role", {}).items()},
         gpu_seconds=state.get("gpu_s", 0.0), **_gate_summary(context.gate, tree),
         objective=tree.objective, **_energy_facts(best, tree), baselines=files.baselines() or {},
+        scorecard=tree.scorecard, best_kernelbench=_kernelbench_facts(best),
         second_opinion=opinion_facts(tree, best),
     )
     paths = write_report(summary, tree, files.root)
@@ -70,10 +71,18 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
             "gate": summary.gate, "gate_ranking": summary.gate_ranking, "gate_skipped": summary.gate_skipped,
             "gate_saved_s": round(summary.gate_saved_s, 2),
             "objective": summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
+            "scorecard": summary.scorecard, "best_kernelbench": summary.best_kernelbench,
             "baselines": summary.baselines or None, "second_opinion": summary.second_opinion,
             "summary": str(files.root / "summary.json")}
     write_atomic(files.root / "summary.json", json.dumps(outputs, indent=1, default=str))
     return outputs
+
+
+def _kernelbench_facts(best: Any) -> dict[str, Any] | None:
+    """The best's speedup in KernelBench's convention, from its deciding verdict (None without one)."""
+    deciding = best.deciding_result if best is not None else None
+    found = deciding.kernelbench if deciding is not None else None
+    return found.model_dump(mode="json") if found is not None else None
 
 
 def _energy_facts(best: Any, tree: Any) -> dict[str, Any]:
@@ -144,7 +153,8 @@ def _no_improvement_reason(tree: Any, state: dict[str, Any] | None = None, statu
     if tree.objective == "time" and (untrusted := untrusted_reason(tree)) is not None:
         return untrusted
     better = {"time": "faster than the reference", "energy": "lower in energy per call than the reference",
-              "edp": "lower in energy-delay product than the reference"}[tree.objective]
+              "edp": "lower in energy-delay product than the reference"}[tree.objective] + \
+        (" in KernelBench's convention" if tree.figure == "kernelbench" else "")
     reason = (f"{len(correct)} correct candidate(s), none measurably {better} at the minimum "
               "effect, within its 95% interval, on a quiet machine")
     busy = sum(1 for v in correct if v.result.get("contended"))

@@ -60,11 +60,23 @@ def overview(run: RunSummary, tree: VariantTree) -> list[tuple[str, str]]:
         *([("Objective", run.objective)] if run.objective != "time" else []),
         ("Best", f"{run.best_variant_id} at {speedup_text(run.best_speedup, run.best_speedup_ci95)} (95% interval)"
          if run.best_variant_id else f"no improvement: keep the reference ({run.no_improvement_reason or 'none'})"),
+        *([("Best in KernelBench's convention", kernelbench_text(run.best_kernelbench, run.scorecard))]
+          if run.best_variant_id else []),
         *([("Second opinion", second_opinion_text(run.second_opinion))] if run.second_opinion else []),
         *([("Best's energy", best_energy(run))] if run.best_variant_id and run.best_energy_ratio is not None
           else []),
         *([("torch.compile baselines", baselines_text(run))] if run.baselines else []),
     ]
+
+
+def kernelbench_text(facts: dict | None, scorecard: str) -> str:
+    """The best's speedup in KernelBench's convention (``summary.json``'s ``best_kernelbench``) and which of the
+    two scorecards chose the best."""
+    chose = f"the {scorecard} scorecard chose the best"
+    if not facts:
+        return f"not measured ({chose})"
+    return f"{speedup_text(facts.get('speedup'), facts.get('speedup_ci95'))} (95% interval; {facts.get('method')}; " \
+           f"{chose})"
 
 
 def second_opinion_text(facts: dict | None) -> str:

@@ -43,6 +43,11 @@ class RunSummary(BaseModel):
     best_speedup_ci95: list[float] | None = None
     objective: str = "time"
     """What the run's best followed (``search.objective``): time, energy or edp."""
+    scorecard: str = "kernelpro"
+    """Which reading of the speedup decided the best under time (``search.scorecard``): kernelpro or kernelbench."""
+    best_kernelbench: dict[str, Any] | None = None
+    """The best's speedup in KernelBench's convention in its deciding verdict (``EvalResult.kernelbench``: its
+    ``speedup``, ``speedup_ci95``, ``method``...), beside ``best_speedup``; None with no best or no such figure."""
     best_energy_ratio: float | None = None
     """The best's energy ratio (reference joules per call over its own) in its deciding verdict, when measured."""
     best_energy_ci95: list[float] | None = None

@@ -77,7 +77,8 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     held = device_time_rows(device_time(judged_verdicts(paths.root, [(r.key, r.run_id or "") for r in rows])))
 
     md = [f"# kernelpro suite {paths.suite_id}", "", *_md_table(("", ""), overview), "## Scores", "", NOTE, "",
-          *_md_table(header, score_rows), "![fast_p](fast_p.png)", "",
+          *_md_table(header, score_rows), "### In KernelBench's convention", "", content.KERNELBENCH_NOTE, "",
+          *_md_table(content.KERNELBENCH_HEADER, content.kernelbench_rows(scores)), "![fast_p](fast_p.png)", "",
           "![speedups](speedups.png)", ""]
     if scores.per_level:
         md += ["## Per level", "", *_md_table(content.LEVEL_HEADER, content.level_rows(scores))]
@@ -90,7 +91,9 @@ def write_suite_report(paths: SuitePaths, ledger: Ledger) -> tuple[Path, Path]:
     html = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
             f"<title>kernelpro suite {escape(paths.suite_id)}</title><style>{STYLE}</style></head><body>",
             f"<h1>kernelpro suite {escape(paths.suite_id)}</h1>", _html_table(overview), "<h2>Scores</h2>",
-            f"<p>{escape(NOTE)}</p>", _html_table(score_rows, header),
+            f"<p>{escape(NOTE)}</p>", _html_table(score_rows, header), "<h3>In KernelBench's convention</h3>",
+            f"<p>{escape(content.KERNELBENCH_NOTE)}</p>",
+            _html_table(content.kernelbench_rows(scores), content.KERNELBENCH_HEADER),
             f'<img alt="fast_p" src="data:image/png;base64,{base64.b64encode(curve).decode()}">',
             f'<img alt="speedups" src="data:image/png;base64,{base64.b64encode(histogram).decode()}">']
     if scores.per_level:

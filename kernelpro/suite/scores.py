@@ -16,6 +16,11 @@ at all. Problems whose eager time is bound by the host (``baselines.reference_ho
 verdicts where no baseline timed eager) are counted apart too: there a whole-forward CUDA graph is the lever, and
 the share of them improved says whether it was pulled. The geomean comes with a 95% interval and each fast_p
 with the range the problems' own intervals allow (``score_intervals``).
+
+The same scores are also read in KernelBench's convention (``Scores.kernelbench``): each problem's delivered
+best at its speedup in that convention (``best_kernelbench`` of the run's summary: the mean of CUDA events behind
+the L2 flush, no host floor), the reference kept at 1 as above. A best without that figure (judged with the
+referee off) is left out of those scores and counted as ``unmeasured``.
 """
 
 from __future__ import annotations
@@ -61,6 +66,10 @@ class ProblemScore:
     """``speedup`` with its interval (exact for a kept reference)."""
     measured_vs_compile: Measured | None = None
     """``vs_compile`` with its interval: the speedup's and the compile baseline's combined."""
+    kernelbench: Measured | None = None
+    """The delivered speedup in KernelBench's convention with its interval (1 exactly for a kept reference);
+    None when not correct, or when the best has no such figure (``kernelbench_unmeasured``)."""
+    kernelbench_unmeasured: bool = False
 
     @property
     def vs_compile_ci95(self) -> list[float] | None:
@@ -93,7 +102,9 @@ def score_problem(row: ProblemRow) -> ProblemScore:
     measured = Measured.of(speedup, interval) if speedup is not None else None
     baseline = Measured.of(compiled[1], (row.baselines or {})[compiled[0]].get("speedup_ci95")) if compiled \
         else Measured.of(1.0, None)
+    kernelbench, unmeasured = _kernelbench(result, correct, improved)
     return ProblemScore(key=row.key, level=row.level, state=row.state, correct=correct, improved=improved,
+                        kernelbench=kernelbench, kernelbench_unmeasured=unmeasured,
                         speedup=speedup, speedup_ci95=interval, vs_compile=vs_compile,
                         fastest_candidate=result.get("fastest_correct_speedup") if correct else None,
                         compile_baseline=compiled[0] if compiled else None,
@@ -101,6 +112,31 @@ def score_problem(row: ProblemRow) -> ProblemScore:
                         host_bound=_host_bound(row.baselines, result),
                         gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0, measured=measured,
                         measured_vs_compile=measured.over(baseline) if measured is not None else None)
+
+
+def _kernelbench(result: dict[str, Any], correct: bool, improved: bool) -> tuple[Measured | None, bool]:
+    """The delivered speedup in KernelBench's convention, and whether an improved best lacks that figure."""
+    if not correct:
+        return None, False
+    if not improved:
+        return Measured.of(1.0, None), False
+    found = result.get("best_kernelbench") or {}
+    if found.get("speedup") is None:
+        return None, True
+    return Measured.of(found["speedup"], found.get("speedup_ci95")), False
+
+
+def kernelbench_scores(problems: list[ProblemScore]) -> dict[str, Any]:
+    """fast_p and the geomean of the scored problems read in KernelBench's convention, over those with the
+    figure; ``unmeasured``: improved problems whose best has none."""
+    scored = [p for p in problems if p.scored and not p.kernelbench_unmeasured]
+    speedups = [p.kernelbench.value if p.kernelbench is not None else None for p in scored]
+    measured = [p.kernelbench for p in scored if p.kernelbench is not None]
+    return {"problems_scored": len(scored), "unmeasured": sum(p.scored and p.kernelbench_unmeasured for p in problems),
+            "fast_p": fast_p(speedups, len(scored)),
+            "geomean_speedup": geomean([s for s in speedups if s]),
+            "geomean_speedup_ci95": geomean_interval(measured),
+            "fast_p_range": _ranges([p.kernelbench for p in scored], len(scored))}
 
 
 def _host_bound(baselines: dict[str, Any] | None, result: dict[str, Any]) -> bool | None:
@@ -148,6 +184,8 @@ class Scores:
     fast_p_range: dict[str, list[float]] = field(default_factory=dict)
     """p -> [the share surely above p, the share possibly above it], by the problems' intervals."""
     fast_p_vs_compile_range: dict[str, list[float]] = field(default_factory=dict)
+    kernelbench: dict[str, Any] = field(default_factory=dict)
+    """The same scores in KernelBench's convention (``kernelbench_scores``)."""
 
     def spend(self) -> dict[str, float | None]:
         """GPU-minutes and dollars per problem and per problem improved."""
@@ -166,7 +204,8 @@ class Scores:
                 "host_bound_improved": self.host_bound_improved, "budget": self.budget, "per_level": self.per_level,
                 "geomean_speedup_ci95": self.geomean_speedup_ci95,
                 "geomean_speedup_vs_compile_ci95": self.geomean_vs_compile_ci95,
-                "fast_p_range": self.fast_p_range, "fast_p_vs_compile_range": self.fast_p_vs_compile_range}
+                "fast_p_range": self.fast_p_range, "fast_p_vs_compile_range": self.fast_p_vs_compile_range,
+                "kernelbench": self.kernelbench}
 
 
 def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Scores:
@@ -186,7 +225,8 @@ def _scores(problems: list[ProblemScore], spend_from: list[ProblemScore]) -> Sco
         geomean_speedup_ci95=geomean_interval([p.measured for p in correct if p.measured]),
         geomean_vs_compile_ci95=geomean_interval([p.measured_vs_compile for p in correct if p.measured_vs_compile]),
         fast_p_range=_ranges([p.measured for p in scored], len(scored)),
-        fast_p_vs_compile_range=_ranges([p.measured_vs_compile for p in scored], len(scored)))
+        fast_p_vs_compile_range=_ranges([p.measured_vs_compile for p in scored], len(scored)),
+        kernelbench=kernelbench_scores(problems))
 
 
 def suite_scores(rows: list[ProblemRow]) -> tuple[Scores, list[ProblemScore]]:
