@@ -41,7 +41,7 @@ from kernelpro.harness.referee_timing import (
     on_device,
     timer_check,
 )
-from kernelpro.harness.referee_wire import Arena
+from kernelpro.harness.referee_wire import Arena, CannotCarry
 from kernelpro.harness.scorecards import kernelbench_score
 from kernelpro.harness.timed_checks import TimedCallChecks
 from kernelpro.harness.timing import run_timing
@@ -83,6 +83,9 @@ class Referee:
                     "message": f"in its own process, under the referee: {failed}"}
         except Verdict as failure:  # the reference's module, here
             return {"status": "error", "reason": failure.result.reason, "message": failure.result.message}
+        except CannotCarry as exc:  # the problem's inputs hold values that do not cross between processes
+            return {"status": "unavailable", "reason": "referee_unavailable",
+                    "message": f"the referee could not pass the problem's values to the models' processes: {exc}"}
 
     def _judge(self) -> dict[str, Any]:
         self.phase("load")

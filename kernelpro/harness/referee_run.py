@@ -166,6 +166,10 @@ def with_referee(result: EvalResult, outcome: RefereeOutcome, contention_cores: 
         return _overturned(result, status, kind, f"under the referee: {message}", outcome)
     result.details["referee"] = {k: v for k, v in report.items() if k not in ("reference", "candidate")}
     status = report.get("status")
+    if status == "unavailable":  # a problem whose values cannot cross (never the candidate's doing): the worker's
+        result.guards.append(GuardFinding(reason="referee_unavailable", severity="warn", source="dynamic",
+                                          message=str(report.get("message", ""))))
+        return result
     if status == "error":  # the referee itself, or the reference under it, failed: nothing is confirmed
         return _overturned(result, "runtime_error", "referee_error", f"the referee could not judge: "
                            f"{report.get('message', '')}", outcome)

@@ -26,6 +26,10 @@ class WireError(RuntimeError):
     """A message that is not what the protocol allows (too big, malformed, cut short)."""
 
 
+class CannotCarry(WireError):
+    """A value of a kind that does not cross (``encode``): raised on the sending side."""
+
+
 class ClosedPipe(WireError):
     """The other end closed its pipe (its process exited or was killed)."""
 
@@ -42,7 +46,7 @@ def encode(value: Any, tensors: list[torch.Tensor]) -> Any:
     if isinstance(value, torch.Tensor):
         if value.layout != torch.strided or value.is_meta or type(value) is not torch.Tensor and not isinstance(
                 value, torch.nn.Parameter):
-            raise WireError(f"a {type(value).__name__} with layout {value.layout} cannot cross between processes")
+            raise CannotCarry(f"a {type(value).__name__} with layout {value.layout} cannot cross between processes")
         tensors.append(value.detach().contiguous())  # where it is: ``send`` copies it to the arena or the pipe
         return {"t": len(tensors) - 1}
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -51,7 +55,7 @@ def encode(value: Any, tensors: list[torch.Tensor]) -> Any:
         return {"list" if isinstance(value, list) else "tuple": [encode(v, tensors) for v in value]}
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"dict": [[k, encode(v, tensors)] for k, v in value.items()]}
-    raise WireError(f"a {type(value).__name__} cannot cross between processes")
+    raise CannotCarry(f"a {type(value).__name__} cannot cross between processes")
 
 
 def decode(shape: Any, tensors: list[torch.Tensor]) -> Any:

@@ -11,6 +11,7 @@ from kernelpro.harness.referee_run import run_referee, with_referee
 from kernelpro.harness.referee_timing import Outside, timer_check
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.scorecards import kernelbench_score
+from kernelpro.problem import parse_problem
 from tests.conftest import DATA, candidate, problem
 
 
@@ -139,3 +140,35 @@ def test_kernelbenchs_convention_is_the_ratio_of_means_with_a_paired_interval():
     assert score.speedup == pytest.approx(3.5)  # the mean: the slow round counts, as it does there
     assert score.speedup_ci95[0] <= 3.5 <= score.speedup_ci95[1] and "L2 flush" in score.method
     assert kernelbench_score([1.0, 1.0], [1.0, 1.0], on_gpu=True) is None  # too few rounds to say
+
+
+DTYPE_ARGUMENT = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def forward(self, x):
+        return (x * 2).to(self.dtype)
+
+
+def get_inputs():
+    return [torch.randn(8)]
+
+
+def get_init_inputs():
+    return [torch.float32]
+"""
+
+
+def test_a_problem_whose_values_cannot_cross_keeps_the_workers_verdict_and_says_so(settings):
+    """A torch.dtype among get_init_inputs() is no plain value: the referee cannot pass it on, which is the
+    problem's doing, never the candidate's."""
+    source = DTYPE_ARGUMENT.replace("class Model(", "class ModelNew(")
+    result = judge(parse_problem(DTYPE_ARGUMENT, "dtype_argument"), source, "cpu", settings)
+    assert result.status == "ok", result.message
+    assert result.details["referee"]["status"] == "unavailable"
+    assert [g.reason for g in result.guards if g.severity == "warn"] == ["referee_unavailable"]
