@@ -13,10 +13,12 @@ from rich.table import Table
 
 from kernelpro.cli.inputs import (
     CorrectnessOption,
+    ScorecardOption,
     candidate_or_fail,
     correctness_or_fail,
     device_or_fail,
     problem_or_fail,
+    scorecard_or_fail,
 )
 from kernelpro.config import load_settings
 from kernelpro.harness.result import EvalResult
@@ -38,11 +40,14 @@ def eval_command(
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness and guards only.")] = False,
     timeout: Annotated[Optional[float], typer.Option(help="Wall-time limit per candidate, seconds.")] = None,
     correctness: Annotated[Optional[str], CorrectnessOption] = None,
+    scorecard: Annotated[Optional[str], ScorecardOption] = None,
 ) -> None:
     """Judge candidates: correct on fresh random inputs, timed honestly, guarded against reward hacks.
 
     Several candidates of one problem go through the pipeline: CUDA kernels compiled ahead in a CPU pool, then one
     worker per GPU (long-lived by default; harness.worker_mode = "fresh" for a new process per candidate).
+    Each timed verdict shows its speedup in both scorecards, kernelpro's and KernelBench's convention; --scorecard
+    names the one whose call decides (``improves`` in --json).
     With one candidate --json prints its verdict; with several, {"problem": ..., "results": [...]}.
     Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged (a missing or
     unreadable file, a problem not in KernelBench's format, --device cuda without a GPU, a reference that fails).
@@ -53,6 +58,8 @@ def eval_command(
     if timeout is not None:
         settings.harness.timeout_s = timeout
     correctness_or_fail(correctness, settings)
+    scorecard_or_fail(scorecard, settings)
+    card, effect = settings.search.scorecard, settings.harness.min_effect
     problem = problem_or_fail(reference)
     sources = [candidate_or_fail(path) for path in candidates]
     device = device_or_fail(device, settings)
@@ -60,11 +67,13 @@ def eval_command(
     if settings.forecast.record and not no_timing:
         _record(settings.forecast.dataset, problem, sources, results)
     if as_json:
-        rows = [{"candidate_file": str(path), **result.to_json_dict()}
+        rows = [{"candidate_file": str(path), **result.to_json_dict(), "scorecard": card,
+                 "kernelbench_verdict": result.kernelbench_call(effect),
+                 "improves": result.improves_under(card, effect)}
                 for path, result in zip(candidates, results, strict=True)]
         typer.echo(json.dumps(rows[0] if len(rows) == 1 else {"problem": problem.name, "results": rows}))
     elif len(results) == 1:
-        _print_verdict(results[0], problem.name, candidates[0].name, settings.harness.min_effect)
+        _print_verdict(results[0], problem.name, candidates[0].name, effect, card)
     else:
         _print_batch(results, problem.name, candidates)
     if any(result.reason == "reference_failed" for result in results):
@@ -116,7 +125,8 @@ def _problem_tag(result: EvalResult) -> str:
     return f"  [bold magenta]\\[problem: {reasons}][/]" if reasons else ""
 
 
-def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect: float) -> None:
+def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect: float,
+                   scorecard: str = "kernelpro") -> None:
     style = STATUS_STYLE.get(result.status, "bold")
     reason = f" ({result.reason})" if result.reason else ""
     console.print(f"[{style}]{result.status}[/]{reason}  {candidate} on {problem}, device {result.device}"
@@ -130,9 +140,12 @@ def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect:
             table.add_row(name, f"{timing.median_ms:.4g}", f"{timing.p10_ms:.4g}", f"{timing.p90_ms:.4g}",
                           f"{timing.spread:.1%}", str(timing.trials))
         console.print(table)
+        deciding = {scorecard: " (decides)"}
         console.print(f"speedup [bold]{speedup_text(result.speedup, result.speedup_ci95)}[/] (95% interval): "
                       f"[bold]{result.speed_verdict}[/] at a minimum effect of "
-                      f"{min_effect:.0%}  ({result.candidate.method})", highlight=False)
+                      f"{min_effect:.0%}  (kernelpro: {result.candidate.method}){deciding.get('kernelpro', '')}",
+                      highlight=False)
+        console.print(kernelbench_line(result, min_effect) + deciding.get("kernelbench", ""), highlight=False)
         notes = [("host-bound: the reference's launches cost more than its GPU time, so a speedup here is a "
                   "launch-overhead saving") if result.host_bound else "",
                  "timed on a busy machine: not a speedup to act on" if result.contended else ""]
@@ -146,6 +159,16 @@ def _print_verdict(result: EvalResult, problem: str, candidate: str, min_effect:
     if result.worker_output and result.status not in ("ok", "incorrect"):
         console.print("[dim]last output of the candidate:[/]")
         console.print(result.worker_output[-2000:], markup=False, highlight=False)
+
+
+def kernelbench_line(result: EvalResult, min_effect: float) -> str:
+    """The verdict's speedup in KernelBench's convention (``EvalResult.kernelbench``), its call and method."""
+    score = result.kernelbench
+    if score is None:
+        return "KernelBench convention: not measured (only a refereed verdict carries it)"
+    return (f"KernelBench convention: [bold]{speedup_text(score.speedup, score.speedup_ci95)}[/] (95% interval): "
+            f"[bold]{result.kernelbench_call(min_effect)}[/], {score.reference_ms:.4g} ms vs {score.candidate_ms:.4g}"
+            f" ms over {score.rounds} rounds  ({score.method})")
 
 
 def register(app: typer.Typer) -> None:

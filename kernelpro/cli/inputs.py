@@ -127,6 +127,28 @@ CorrectnessOption = typer.Option(
          "atol=rtol=1e-2 on 5 input sets, nothing more). Sets harness.correctness_profile.")
 
 
+SCORECARD_ENV = "KERNELPRO_SEARCH__SCORECARD"
+
+
+def scorecard_or_fail(scorecard: str | None, settings: Settings) -> None:
+    """Set ``search.scorecard`` from ``--scorecard`` (when given): ``kernelpro`` or ``kernelbench``."""
+    from kernelpro.search.objective import SCORECARDS
+
+    if scorecard is None:
+        return
+    if scorecard not in SCORECARDS:
+        fail(f"--scorecard {scorecard!r}: use one of {', '.join(SCORECARDS)}")
+    settings.search.scorecard = scorecard  # type: ignore[assignment]
+
+
+ScorecardOption = typer.Option(
+    "--scorecard", metavar="kernelpro|kernelbench",
+    help="Which reading of the timed rounds decides a best (both are shown): kernelpro (default: each round's cost "
+         "the larger of the GPU span and the host's issue time, median of paired ratios) or kernelbench "
+         "(KernelBench's convention: mean of CUDA events behind the L2 flush, no host floor). Sets "
+         "search.scorecard.")
+
+
 def hold_run_lock(directory: Path, what: str) -> None:
     """Hold ``directory``'s driver lock (``run_lock``) until the command ends (``releases_run_locks``): a run or
     suite that another live process drives is refused, not driven twice."""

@@ -20,6 +20,7 @@ from kernelpro.cli.errors import cannot_write, cannot_write_run, storage_error
 from kernelpro.cli.errors import fail as _fail
 from kernelpro.cli.inputs import (
     CorrectnessOption,
+    ScorecardOption,
     budgets_or_fail,
     correctness_or_fail,
     device_or_fail,
@@ -29,6 +30,7 @@ from kernelpro.cli.inputs import (
     objective_or_fail,
     problem_or_fail,
     releases_run_locks,
+    scorecard_or_fail,
 )
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
 from kernelpro.config import load_settings
@@ -52,7 +54,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  no_memory: bool, no_profile: bool, policy: Optional[str] = None,
                  run_id: Optional[str] = None, objective: Optional[str] = None,
                  judged_before: Optional[Path] = None, baselines: Optional[str] = None, fresh: bool = False,
-                 correctness: Optional[str] = None) -> None:
+                 correctness: Optional[str] = None, scorecard: Optional[str] = None) -> None:
     from kernelpro.cli.optimize_baselines import baseline_names, judge_run_baselines, wanted_by_run
     from kernelpro.run_stack import run_stack_problem
 
@@ -121,7 +123,13 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             _fail(f"run {resume} is judged by the {judged_by} correctness check; --correctness cannot change on "
                   "--resume")
         correctness = judged_by
+        decided_by = meta.get("scorecard", "kernelpro")  # a run decides its best by one scorecard
+        if scorecard is not None and scorecard != decided_by:
+            _fail(f"run {resume} decides its best by the {decided_by} scorecard; --scorecard cannot change on "
+                  "--resume")
+        scorecard = decided_by
     correctness_or_fail(correctness, settings)
+    scorecard_or_fail(scorecard, settings)
     problem = problem_or_fail(reference)
     device = device_or_fail(device, settings, asked_by=f"run {resume} ran on cuda" if resume else None)
     objective_or_fail(objective, settings, device)
@@ -140,7 +148,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                 "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
                 "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
                 "objective": settings.search.objective, "baselines": baselines_given,
-                "correctness": settings.harness.correctness_profile})
+                "correctness": settings.harness.correctness_profile, "scorecard": settings.search.scorecard})
             hold_run_lock(files.root, f"run {run_id}")
             if judged_before is not None:
                 from kernelpro.graphs.judged_before import JudgedBefore
@@ -329,13 +337,14 @@ def register(app: typer.Typer) -> None:
                                                             "verdicts kept in the cache (the new ones are kept).")]
         = False,
         correctness: Annotated[Optional[str], CorrectnessOption] = None,
+        scorecard: Annotated[Optional[str], ScorecardOption] = None,
     ) -> None:
         """Make a PyTorch reference faster: plan, code, judge, profile, critique, remember, repeat."""
         if reference is None and resume is None:
             _fail("give a problem file, or --resume RUN_ID")
         run_optimize(reference, device, model, max_iters, time_budget, gpu_budget, usd_budget, runs_dir,
                      interactive, resume, as_json, no_memory, no_profile, policy, run_id, objective, judged_before,
-                     baselines, fresh, correctness)
+                     baselines, fresh, correctness, scorecard)
 
 
 __all__ = ["register", "run_optimize"]

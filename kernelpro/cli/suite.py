@@ -21,6 +21,7 @@ from rich.table import Table
 from kernelpro.cli.errors import fail
 from kernelpro.cli.inputs import (
     CorrectnessOption,
+    ScorecardOption,
     budgets_or_fail,
     hold_run_lock,
     releases_run_locks,
@@ -84,6 +85,7 @@ def run(
     fresh: Annotated[bool, typer.Option("--fresh", help="Judge every problem's compile baselines anew rather than "
                                         "reuse the verdicts kept in the cache (the new ones are kept).")] = False,
     correctness: Annotated[Optional[str], CorrectnessOption] = None,
+    scorecard: Annotated[Optional[str], ScorecardOption] = None,
 ) -> None:
     """Optimise every problem of SOURCE... in turn (one per GPU at once) and score the suite."""
     from kernelpro.cli.suite_terminal import SuiteBar
@@ -116,7 +118,7 @@ def run(
     else:
         paths, ledger = create_from_options(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
                                 gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
-                                settings, objective, correctness)
+                                settings, objective, correctness, scorecard)
     hold_run_lock(paths.root, f"suite {paths.suite_id}")
     config = SuiteConfig.model_validate(ledger.suite()["config"])
     if resume and (given := new_totals(time_budget, gpu_budget, usd_budget)):  # the suite goes on under them

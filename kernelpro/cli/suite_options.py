@@ -8,14 +8,20 @@ from pathlib import Path
 from typing import Optional
 
 from kernelpro.cli.errors import fail
-from kernelpro.cli.inputs import CORRECTNESS_ENV, correctness_or_fail, objective_or_fail
+from kernelpro.cli.inputs import (
+    CORRECTNESS_ENV,
+    SCORECARD_ENV,
+    correctness_or_fail,
+    objective_or_fail,
+    scorecard_or_fail,
+)
 
 
 def create_from_options(sources: list[Path], level: list[int], tasks: Optional[str], device: str, policy: Optional[str],
             model: Optional[str], max_iters: Optional[int], time_budget: Optional[str], gpu_budget: Optional[str],
             usd_budget: Optional[float], per_problem_budget: Optional[str], runs_dir: Path, ray: Optional[str],
             no_memory: bool, no_profile: bool, settings, objective: Optional[str] = None,
-            correctness: Optional[str] = None):
+            correctness: Optional[str] = None, scorecard: Optional[str] = None):
     from kernelpro.harness.judge import resolve_device
     from kernelpro.search.policies import POLICIES
     from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
@@ -36,6 +42,9 @@ def create_from_options(sources: list[Path], level: list[int], tasks: Optional[s
     correctness_or_fail(correctness, settings)
     if correctness is not None:  # kept with the suite's settings: every run and every resume judges by it
         os.environ[CORRECTNESS_ENV] = settings.harness.correctness_profile
+    scorecard_or_fail(scorecard, settings)
+    if scorecard is not None:  # kept with the suite's settings: every run and every resume decides by it
+        os.environ[SCORECARD_ENV] = settings.search.scorecard
     config = SuiteConfig(sources=[str(Path(s).resolve()) for s in sources], levels=level, tasks=tasks,
                          device=device, policy=policy, objective=settings.search.objective, model=model,
                          max_iters=settings.suite.default_max_iters if max_iters is None else max_iters, totals=totals,
