@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,10 @@ from tests.support import session_home
 # HOME, the XDG directories and kernelpro's data paths (judged dataset, memory, caches, runs, chats) in a
 # directory of this session, never the developer's.
 SESSION = session_home.enter()
+# The referee adds three processes to every correct verdict (a few seconds each on two cores): the tests that judge
+# for other reasons do without it, in this process and every one it starts. Its own tests, the verdict table of
+# every candidate and the CLI's referee test turn it on.
+os.environ.setdefault("KERNELPRO_HARNESS__REFEREE", "false")
 
 from kernelpro.config import Settings  # noqa: E402
 from kernelpro.problem import Problem, load_problem  # noqa: E402

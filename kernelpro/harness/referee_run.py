@@ -120,7 +120,9 @@ def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcom
             os.close(fd)
     for fd in (result_w, *(fd for pair in arenas.values() for fd in pair)):
         os.close(fd)
-    deadline = Deadline(settings, started, until=job.get("until"))
+    # Three processes to start and the timing's own cap: never less than the floor a fitted job gets beyond it
+    limit_s = max(settings.timeout_s, settings.timeout_floor_s + settings.timing_budget_s)
+    deadline = Deadline(settings.model_copy(update={"timeout_s": limit_s}), started, until=job.get("until"))
     channel = _ChannelReader(result_r, nonce, deadline)
     readers = {name: _TailReader(proc.stdout, settings.output_tail_bytes) for name, (proc, _) in servers.items()}
     referee_output = _TailReader(referee.stdout, settings.output_tail_bytes)

@@ -29,7 +29,9 @@ def run_eval(*args: str, **env_extra: str) -> subprocess.CompletedProcess:
 
 
 def test_eval_json_prints_exactly_one_object_for_an_honest_candidate():
-    proc = run_eval(PROBLEM, str(DATA / "candidates" / "honest_scale_relu.py"), "--device", "cpu", "--json")
+    """Under the referee, as a user's eval is judged."""
+    proc = run_eval(PROBLEM, str(DATA / "candidates" / "honest_scale_relu.py"), "--device", "cpu", "--json",
+                    KERNELPRO_HARNESS__REFEREE="true")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)  # the whole of stdout is one JSON object
     assert REQUIRED_KEYS <= data.keys()
@@ -37,6 +39,7 @@ def test_eval_json_prints_exactly_one_object_for_an_honest_candidate():
     assert data["candidate_ms"] > 0 and data["reference_ms"] > 0
     # the speedup is taken inside paired rounds (harness.stats), so it need not equal the medians' ratio
     assert data["speedup_ci95"][0] <= data["speedup"] <= data["speedup_ci95"][1]
+    assert data["details"]["referee"]["speedup"] == data["speedup"] and data["kernelbench"]["rounds"] >= 3
 
 
 def test_eval_exits_zero_for_a_rejected_candidate():

@@ -50,6 +50,7 @@ def test_a_verdict_under_kernelbench_is_its_check_and_says_so(settings):
     the same under both profiles, still finds the problem input-dependent."""
     settings.harness.correctness_profile = "kernelbench"
     settings.harness.apply_correctness_profile()
+    settings.harness.referee = True
     result = judge(problem("softmax_long_rows"), candidate("cheat_zeros_tiny"), device="cpu", settings=settings,
                    timing=False)
     assert result.status == "ok", result.message

@@ -74,7 +74,9 @@ def test_the_verdict_table_covers_every_candidate():
 
 
 def test_every_candidate_in_one_long_lived_pipeline(batch_settings):
-    """One batch, start-up paid once: each verdict is the per-candidate one, whatever ran before it."""
+    """One batch, start-up paid once: each verdict is the per-candidate one, whatever ran before it, and under
+    the referee, which decides every correct one again."""
+    batch_settings.harness.referee = True
     names = all_candidates()
     with Pipeline("cpu", batch_settings) as pipeline:
         results = pipeline.judge([(problem(problem_of(n)), candidate(n)) for n in names])

@@ -167,6 +167,7 @@ def get_init_inputs():
 def test_a_problem_whose_values_cannot_cross_keeps_the_workers_verdict_and_says_so(settings):
     """A torch.dtype among get_init_inputs() is no plain value: the referee cannot pass it on, which is the
     problem's doing, never the candidate's."""
+    settings.harness.referee = True
     source = DTYPE_ARGUMENT.replace("class Model(", "class ModelNew(")
     result = judge(parse_problem(DTYPE_ARGUMENT, "dtype_argument"), source, "cpu", settings)
     assert result.status == "ok", result.message
