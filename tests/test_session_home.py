@@ -53,6 +53,7 @@ def test_a_cli_run_records_its_judgment_in_the_session_home_only(tmp_path):
     probe.write_text((DATA / "candidates" / "honest_scale_relu.py").read_text() + f"\n# {mark}\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}  # as the CLI tests build it
     env.update({"PYTHONPATH": str(ROOT), "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__REFEREE": "false",
                 "KERNELPRO_HARNESS__TIMING_TRIALS": "5", "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5"})
     done = subprocess.run([sys.executable, "-m", "kernelpro.cli", "eval", str(DATA / "problems" / "scale_relu.py"),
                            str(probe), "--device", "cpu", "--json"], env=env, cwd=tmp_path, capture_output=True,

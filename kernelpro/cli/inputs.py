@@ -121,7 +121,7 @@ def correctness_or_fail(profile: str | None, settings: Settings) -> None:
 
 
 CorrectnessOption = typer.Option(
-    "--correctness", metavar="kernelpro|kernelbench",
+    "--correctness", metavar="[kernelpro|kernelbench]",
     help="Which correctness check judges: kernelpro (default: tolerances at each output's scale, the reference's "
          "noise, scaled and shifted sets, a float64 oracle) or kernelbench (KernelBench's own: torch.allclose at "
          "atol=rtol=1e-2 on 5 input sets, nothing more). Sets harness.correctness_profile.")
@@ -142,7 +142,7 @@ def scorecard_or_fail(scorecard: str | None, settings: Settings) -> None:
 
 
 ScorecardOption = typer.Option(
-    "--scorecard", metavar="kernelpro|kernelbench",
+    "--scorecard", metavar="[kernelpro|kernelbench]",
     help="Which reading of the timed rounds decides a best (both are shown): kernelpro (default: each round's cost "
          "the larger of the GPU span and the host's issue time, median of paired ratios) or kernelbench "
          "(KernelBench's convention: mean of CUDA events behind the L2 flush, no host floor). Sets "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import secrets
 import shutil
 import subprocess
@@ -95,12 +96,21 @@ def _start(module: str, fds: tuple[int, ...], job: dict[str, Any], prefix: str) 
     return proc, workdir
 
 
+def arena_bytes(wanted: int) -> int:
+    """Each shared-memory arena's size: ``wanted``, but where an address-space limit is inherited (``ulimit -v``,
+    which every process here inherits too), a sixteenth of it, so the referee's four mappings leave it room to
+    run; what does not fit goes through the pipe."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard // 16)
+
+
 def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcome:
     """The referee's report on ``job`` (the worker's job), or why none came."""
     nonce = secrets.token_hex(16)
     pipes = {name: (os.pipe(), os.pipe()) for name in ("reference", "candidate")}  # (to it, from it)
     any_size = settings.memory_limit_mb << 20
-    arenas = {name: (make_arena_fd(any_size), make_arena_fd(any_size)) for name in pipes}  # (to it, from it)
+    arena_size = arena_bytes(any_size)
+    arenas = {name: (make_arena_fd(arena_size), make_arena_fd(arena_size)) for name in pipes}  # (to it, from it)
     result_r, result_w = os.pipe()
     started = time.monotonic()
     # Each model's process gets its own source only; the referee gets the reference's (its inputs), never the

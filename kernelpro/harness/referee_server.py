@@ -59,7 +59,9 @@ class CandidateServer:
     def on_load(self, request: dict[str, Any], init_inputs: Any) -> None:
         from kernelpro.harness.loader import Verdict, build, load_candidate, load_reference
 
-        workdir = Path.cwd()
+        workdir = Path.cwd() / "job"  # the model's own files only, beside none of the process's (tmp, caches)
+        workdir.mkdir(exist_ok=True)
+        os.chdir(workdir)
         if request.get("threads"):
             torch.set_num_threads(int(request["threads"]))  # both models' processes alike
         try:

@@ -112,6 +112,7 @@ def test_without_a_model_the_chat_says_so_and_a_thread_resumes_with_its_budgets(
 
     for name in [n for n in os.environ if n.startswith("KERNELPRO_")]:
         monkeypatch.delenv(name)
+    monkeypatch.setenv("KERNELPRO_HARNESS__REFEREE", "false")
     monkeypatch.chdir(tmp_path)
     chats = tmp_path / "chats"
     runner = CliRunner()

@@ -71,7 +71,8 @@ def environment(server: OpenAIServer, tmp_path: Path) -> dict[str, str]:
         "KERNELPRO_LLM__API_KEY": "sk-loopback-secret", "KERNELPRO_LLM__RETRY_BACKOFF_S": "0.01",
         "KERNELPRO_LLM__PRICES": json.dumps({"openai/test-model": {"input_per_mtok": 2.0, "output_per_mtok": 10.0}}),
         "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_COMPILE__CACHE_DIR": str(tmp_path / "cc"),
-        "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+        "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+        "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
         "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
     })
     return env
@@ -144,6 +145,7 @@ def test_optimize_with_a_model_over_http(openai_server, tmp_path):
 def test_without_a_model_it_says_so_and_runs_the_recipes(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
     env.update({"KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__REFEREE": "false",
                 "KERNELPRO_HARNESS__TIMING_TRIALS": "5", "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5",
                 "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9"})
     # The README's first run: several recipes judged on a CPU machine, not one.

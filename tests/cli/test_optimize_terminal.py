@@ -90,6 +90,7 @@ def test_a_run_stopped_at_a_prompt_is_resumed_with_a_new_budget(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     for key in [k for k in __import__("os").environ if k.startswith("KERNELPRO_")]:
         monkeypatch.delenv(key)
+    monkeypatch.setenv("KERNELPRO_HARNESS__REFEREE", "false")
     runs = tmp_path / "runs"
     common = ["--runs-dir", str(runs), "--no-memory"]
     runner = CliRunner()
@@ -121,7 +122,8 @@ def test_answers_before_a_stop_are_kept_and_the_edit_is_what_is_judged(tmp_path,
     monkeypatch.chdir(tmp_path)
     for key in [k for k in __import__("os").environ if k.startswith("KERNELPRO_")]:
         monkeypatch.delenv(key)
-    for key, value in {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+    for key, value in {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                       "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
                        "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
                        "KERNELPRO_SEARCH__FINALISTS": "0",
                        "KERNELPRO_FORECAST__DATASET": str(tmp_path / "judged.jsonl")}.items():

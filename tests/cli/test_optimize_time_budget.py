@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_one_second_budget_judges_one_candidate_and_says_what_it_cut(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
     env.update({"PYTHONPATH": str(ROOT), "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
-                "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+                "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
                 "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5",
                 # every verdict marked contended: no candidate is then "measured slower" beyond doubt, so the
                 # one judged is a finalist whatever this machine's speed, and its re-judgment is what is cut

@@ -42,7 +42,8 @@ def _environment(tmp_path: Path) -> dict[str, str]:
     env.update({"HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1",
                 "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
                 "KERNELPRO_FORECAST__DATASET": str(tmp_path / "judged.jsonl"),
-                "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+                "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
                 "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
                 "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2", "KERNELPRO_SEARCH__FINALISTS": "0"})
     return env

@@ -28,6 +28,7 @@ runner = CliRunner()
 def environment(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELPRO_")}
     env.update({"KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__REFEREE": "false",
                 "KERNELPRO_HARNESS__TIMING_TRIALS": "5", "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5",
                 "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9", "KERNELPRO_SEARCH__BATCH_SIZE": "1",
                 "KERNELPRO_SEARCH__FINALISTS": "0", "KERNELPRO_SUITE__BASELINES": '["eager"]',

@@ -50,7 +50,8 @@ def server(tmp_path):
     env.update({
         "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]), "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "KERNELPRO_RUNS_DIR": str(tmp_path / "runs"), "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"),
-        "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+        "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+        "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
         "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
         "KERNELPRO_SEARCH__FINALISTS": "0",  # the re-judging of finalists is tested elsewhere; here it only costs
     })

@@ -14,7 +14,8 @@ from kernelpro.graphs import studio
 from kernelpro.graphs.studio import StudioRuns, studio_builder
 from tests.conftest import DATA
 
-SHORT = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+SHORT = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+         "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
          "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
          "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2", "KERNELPRO_SEARCH__FINALISTS": "0"}
 

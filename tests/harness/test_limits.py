@@ -47,14 +47,16 @@ def _inherit_address_space_limit() -> None:
 
 @pytest.mark.parametrize("mode", ["fresh", "persistent"])
 def test_verdicts_are_right_under_an_inherited_ulimit_v(mode, tmp_path):
-    """The judge started the way a shell with ``ulimit -v`` starts it: every worker inherits the hard limit."""
+    """The judge started the way a shell with ``ulimit -v`` starts it: every worker inherits the hard limit, and so
+    does every process under the referee (its shared memory sized to fit)."""
     proc = subprocess.run([sys.executable, "-c", JUDGE_UNDER_LIMIT, str(DATA), mode], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300, preexec_fn=_inherit_address_space_limit,
-                          env=session_home.environment(PYTHONPATH=str(ROOT)))
+                          env=session_home.environment(PYTHONPATH=str(ROOT), KERNELPRO_HARNESS__REFEREE="true"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     assert found["hard"] == INHERITED_AS
     assert found["verdicts"]["honest_scale_relu"][:2] == ["ok", None], found
+    assert "the referee's" in found["verdicts"]["honest_scale_relu"][2]
     assert found["verdicts"]["fault_memory_bomb"][:2] == ["runtime_error", "memory_limit"], found
 
 

@@ -18,6 +18,8 @@ PROBLEM_OF = {
     "cheat_mkldnn_off": "matmul_relu", "cheat_functional_alias": "matmul_relu",
     "cheat_global_forward_hook": "matmul_relu", "honest_submodule_hooks": "matmul_relu",
     "cheat_precision_after_first": "softmax_wide", "cheat_unshifted_softmax": "softmax_wide",
+    "honest_group_norm_mean": "group_norm_mean", "honest_softmax_long_rows": "softmax_long_rows",
+    "cheat_uniform_softmax": "softmax_long_rows",
 }
 
 # (status, reason) on the CPU; reason None means the candidate passed.
@@ -38,6 +40,9 @@ EXPECTED_ON_CPU: dict[str, tuple[str, str | None]] = {
     "cheat_stack_patch": ("rejected", "judge_patch"),
     "cheat_precision_after_first": ("incorrect", "value_mismatch"),  # bfloat16 at the outputs' scale, any set
     "cheat_unshifted_softmax": ("incorrect", "nan_inf"),  # on the set shifted by harness.magnitude_shift
+    "cheat_uniform_softmax": ("incorrect", "value_mismatch"),  # 1/N everywhere, compared at the outputs' scale
+    "honest_softmax_long_rows": ("ok", None),
+    "honest_group_norm_mean": ("ok", None),  # a rounding-only output: the reference's own error allowed for
     "cheat_forged_result": ("runtime_error", "exited"),
     "cheat_frame_walk": ("rejected", "judge_patch"),
     "cheat_freed_memory_timed": ("rejected", "stale_memory"),

@@ -24,7 +24,8 @@ def server_env(tmp_path) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env.update({
         "KERNELPRO_MEMORY__PATH": str(tmp_path / "memory"), "KERNELPRO_COMPILE__CACHE_DIR": str(tmp_path / "cc"),
-        "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+        "KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+        "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
         "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
     })
     return env

@@ -18,7 +18,8 @@ from tests.conftest import DATA
 ROOT = Path(__file__).resolve().parents[2]
 
 # Timing short enough for tests, inherited by the child processes of the suite tests that start real runs.
-SHORT_TIMING = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
+SHORT_TIMING = {"KERNELPRO_HARNESS__TIMING_BUDGET_S": "0.3",
+                "KERNELPRO_HARNESS__REFEREE": "false", "KERNELPRO_HARNESS__TIMING_TRIALS": "5",
                 "KERNELPRO_HARNESS__MIN_TIMING_TRIALS": "5", "KERNELPRO_HARNESS__CPU_CONTENTION_CORES": "1e9",
                 "KERNELPRO_HARNESS__CORRECTNESS_TRIALS": "2", "KERNELPRO_SEARCH__FINALISTS": "0"}
 

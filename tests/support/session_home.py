@@ -69,4 +69,8 @@ def environment(**extra: str) -> dict[str, str]:
     directories (a process without HOME would find the real one in the password database), and ``extra``."""
     root = os.environ[SESSION_VAR]
     keep = {name: value for name, value in _variables(Path(root)).items() if not name.startswith("KERNELPRO_")}
-    return {"PATH": "/usr/bin:/bin", **keep, SESSION_VAR: root, **extra}
+    return {"PATH": "/usr/bin:/bin", **keep, SESSION_VAR: root, **WITHOUT_REFEREE, **extra}
+
+
+WITHOUT_REFEREE = {"KERNELPRO_HARNESS__REFEREE": "false"}
+"""What the session's processes judge without unless a test asks for it (``tests/conftest.py`` says why)."""
