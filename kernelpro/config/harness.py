@@ -132,7 +132,7 @@ class HarnessSettings(BaseModel):
     verdict depends on. Off: the worker's own verdict stands (cheaper; a hostile candidate can reach it)."""
     referee_trials: int = Field(2, ge=1)
     """The referee's plain input sets (plus one shifted by ``magnitude_shift`` when ``shifted_trials`` is set)."""
-    referee_timer_tolerance: float = Field(0.05, ge=0)
+    referee_timer_tolerance: float = Field(0.1, ge=0)
     """How much more, as a share of its claimed time, a candidate call may take from outside than its own clock
     claimed, beyond what the reference's calls take more than theirs, before its timing is ``timer_mismatch``
     (``referee_timing.timer_check``; three standard errors of the rounds' noise are allowed besides)."""

@@ -13,6 +13,7 @@ claimed times with the time each request took, measured from outside.
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import sys
@@ -111,6 +112,18 @@ class CandidateServer:
         wire.send(self.outbound, {"ok": True}, out, self.out_arena)
 
     def on_call(self, request: dict[str, Any], _value: Any) -> None:
+        """The call, with the cyclic collector paused from the request until its answer is sent (as the judge's own
+        rounds pause it, ``timing.collector_paused``), the young garbage collected after: a collection that the
+        call's allocations set off must not land between the call and its answer, where only the outside clock
+        sees it."""
+        gc.disable()
+        try:
+            self._call(request)
+        finally:
+            gc.enable()
+            gc.collect(0)
+
+    def _call(self, request: dict[str, Any]) -> None:
         from kernelpro.harness.model_calls import no_grad
         from kernelpro.harness.timing import shares_storage
 

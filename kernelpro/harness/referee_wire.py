@@ -88,7 +88,23 @@ class Arena:
         self.size = os.fstat(fd).st_size
         self.map = mmap.mmap(fd, self.size) if self.size else None
 
+    # Plain memory copies, not torch's: a torch copy this size runs on OpenMP's threads, and in a model's process
+    # they are in whatever state its last call left them (an honest call that sets its own thread count and puts
+    # it back left the next copy 0.1 ms to restart them, read as its own time from outside).
+    def write(self, offset: int, tensor: torch.Tensor) -> None:
+        host = tensor if tensor.device.type == "cpu" else tensor.to("cpu")
+        with memoryview(self.map) as whole:
+            whole[offset:offset + host.numel() * host.element_size()] = \
+                memoryview(host.reshape(-1).view(torch.uint8).numpy())
+
+    def read(self, offset: int, nbytes: int) -> bytearray:
+        copy = bytearray(nbytes)
+        with memoryview(self.map) as whole:
+            memoryview(copy)[:] = whole[offset:offset + nbytes]
+        return copy
+
     def view(self, offset: int, nbytes: int) -> torch.Tensor:
+        """The arena's bytes there, shared (not a copy)."""
         return torch.frombuffer(self.map, dtype=torch.uint8, count=nbytes, offset=offset)
 
 
@@ -112,7 +128,7 @@ def send(fd: int, header: dict[str, Any], value: Any = _NO_VALUE, arena: Arena |
         spec: dict[str, Any] = {"dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape)}
         nbytes = tensor.numel() * tensor.element_size()
         if in_arena and nbytes:
-            arena.view(offset, nbytes).copy_(tensor.reshape(-1).view(torch.uint8))
+            arena.write(offset, tensor)
             spec["offset"] = offset
             offset += _aligned(nbytes)
         specs.append(spec)
@@ -166,7 +182,7 @@ def receive(fd: int, byte_limit: int, arena: Arena | None = None) -> tuple[dict[
         if not nbytes:
             flat = torch.empty(0, dtype=torch.uint8)
         elif offset is not None:
-            flat = arena.view(offset, nbytes).clone()
+            flat = torch.frombuffer(arena.read(offset, nbytes), dtype=torch.uint8)
         else:
             raw = bytearray(nbytes)
             _read_into(fd, memoryview(raw))
