@@ -109,8 +109,9 @@ class Arena:
 
 
 def make_arena_fd(size: int) -> int:
-    """A memory file of ``size`` bytes (sparse: nothing is allocated until written), inheritable by a child."""
-    fd = os.memfd_create("kernelpro-referee", 0)
+    """A memory file of ``size`` bytes (sparse: nothing is allocated until written), closed on exec: a child gets it
+    only where it is passed on by name (``pass_fds``)."""
+    fd = os.memfd_create("kernelpro-referee")
     os.ftruncate(fd, size)
     return fd
 
