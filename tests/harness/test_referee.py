@@ -83,6 +83,12 @@ def test_a_joined_thread_pool_stays_accepted(settings):
     assert outcome.report["status"] == "ok", outcome
 
 
+def test_bytes_forged_onto_every_descriptor_of_the_candidates_process_decide_nothing(settings):
+    """A fake verdict written to each of its file descriptors, the pipes to the referee among them, then exit."""
+    result = with_referee(forged_ok(), referee_report(candidate("cheat_forged_result"), settings))
+    assert result.status in ("rejected", "runtime_error") and result.speedup is None, result.message
+
+
 def test_a_candidate_whose_process_exits_gets_no_verdict_but_its_failure(settings):
     result = with_referee(forged_ok(), referee_report(candidate("fault_os_exit"), settings))
     assert (result.status, result.reason) == ("runtime_error", "exited")
