@@ -58,7 +58,9 @@ def test_ctrl_c_while_judging_records_no_verdict_and_resume_judges_the_candidate
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**environment(openai_server, tmp_path), "KERNELPRO_FORECAST__DATASET": str(tmp_path / "judged.jsonl"),
-           "KERNELPRO_SEARCH__FINALISTS": "0", "TMPDIR": str(scratch)}
+           "KERNELPRO_SEARCH__FINALISTS": "0", "TMPDIR": str(scratch),
+           # the held candidate waits in every process that imports it: only the worker's is released
+           "KERNELPRO_HARNESS__SECOND_OPINION": "false"}
     runs = tmp_path / "runs"
     args = ["--runs-dir", str(runs), "--json"]
     proc = optimize([str(PROBLEM), "--device", "cpu", "--max-iters", "1", "--run-id", "cut", *args], env, tmp_path,

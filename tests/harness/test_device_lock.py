@@ -113,7 +113,8 @@ def test_shared_holders_overlap_each_other_never_a_measurement_and_a_waiting_mea
             assert waited > 0.5  # and a shared holder for the measurement
         measuring.wait(timeout=30)
         # A measurement waiting behind a shared hold holds the turnstile: a shared holder asking after it waits too.
-        sharing = hold(tmp_path, "cuda:0", 2.0, shared=True)
+        # (held long enough to outlast the measurement's own start-up, a second or more on a busy machine)
+        sharing = hold(tmp_path, "cuda:0", 4.0, shared=True)
         measuring = hold(tmp_path, "cuda:0", 2.0, wait=False)
         time.sleep(1.0)  # it is waiting now
         start = time.monotonic()
