@@ -51,6 +51,9 @@ def settings(tmp_path, monkeypatch) -> Settings:
     # The suite runs beside other work; tests of the contention mark set their own threshold.
     s.harness.cpu_contention_cores = 1e9
     s.harness.timeout_floor_s = 60  # a slow fault (a memory bomb on a busy host) keeps its own verdict
+    # Where a test turns the referee on: two busy cores wake its processes milliseconds late at times; the liars
+    # its tests catch under-report by far more than this.
+    s.harness.referee_timer_floor_ms = 1.0
     s.compile.inline_cache_dir = tmp_path / "inline-cache"  # every test builds its load_inline extensions anew
     # A lock directory of its own: the machine-wide one made the GPU tests of parallel workers wait for each
     # other's every judgment (66 of 95 ended in 420 s on an H200 at 6 workers); the lock's tests set theirs.

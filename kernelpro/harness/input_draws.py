@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import secrets
+from typing import Any
 
 import torch
 
@@ -28,3 +29,15 @@ def reseed_from_os() -> None:
         for generator in torch.cuda.default_generators:
             generator.manual_seed(secrets.randbits(62))
     random.seed(secrets.randbits(62))
+
+
+def placed(inputs: list[Any], device: torch.device, scale: float | None = None, shift: float | None = None
+           ) -> list[Any]:
+    """``inputs`` on ``device``, their floating-point tensors times ``scale`` and plus ``shift`` (None: as drawn);
+    other values as they are."""
+    moved = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+    if scale:
+        moved = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
+    if shift:
+        moved = [x + shift if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
+    return moved

@@ -14,7 +14,7 @@ from kernelpro.harness import chunked, walls
 from kernelpro.harness.clocks import _device_synchronize
 from kernelpro.harness.compare import POISON_BYTE, flatten
 from kernelpro.harness.footprint import PROBLEM_TOO_BIG, reference_out_of_memory
-from kernelpro.harness.input_draws import reseed_from_os
+from kernelpro.harness.input_draws import placed, reseed_from_os
 from kernelpro.harness.integrity import real_manual_seed
 from kernelpro.harness.loader import Verdict, short_traceback, verdict
 
@@ -46,12 +46,7 @@ class ModelCalls:
             inputs = self.reference_call(lambda: self.draw_inputs(seed), "get_inputs()")
         finally:
             reseed_from_os()
-        moved = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        if scale:
-            moved = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
-        if shift:
-            moved = [x + shift if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
-        return moved
+        return placed(inputs, self.device, scale, shift)
 
     def close_phases(self) -> dict[str, float]:
         """Add the current phase's wall time to ``phase_s`` (correctness trials count as one phase), so a slow

@@ -28,7 +28,7 @@ from kernelpro.harness import cpu_load, memory_floor, stats
 from kernelpro.harness.clocks import CpuClock, CudaClock
 from kernelpro.harness.compare import Mismatch, compare_outputs
 from kernelpro.harness.correctness import InputSet
-from kernelpro.harness.input_draws import fresh_seed, reseed_from_os
+from kernelpro.harness.input_draws import fresh_seed, placed, reseed_from_os
 from kernelpro.harness.judge_values import frozen_noise, judge_limits, widest_noise
 from kernelpro.harness.loader import Verdict, load_reference
 from kernelpro.harness.model_calls import all_finite
@@ -120,12 +120,7 @@ class Referee:
             inputs = self.draw(seed)
         finally:
             reseed_from_os()
-        moved = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        if scale:
-            moved = [x * scale if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
-        if shift:
-            moved = [x + shift if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in moved]
-        return moved
+        return placed(inputs, self.device, scale, shift)
 
     def draw(self, seed: int) -> list[Any]:
         if self.device.type == "cuda" and self.draw_on_device:

@@ -31,7 +31,7 @@ def run_eval(*args: str, **env_extra: str) -> subprocess.CompletedProcess:
 def test_eval_json_prints_exactly_one_object_for_an_honest_candidate():
     """Under the referee, as a user's eval is judged."""
     proc = run_eval(PROBLEM, str(DATA / "candidates" / "honest_scale_relu.py"), "--device", "cpu", "--json",
-                    KERNELPRO_HARNESS__REFEREE="true")
+                    KERNELPRO_HARNESS__REFEREE="true", KERNELPRO_HARNESS__REFEREE_TIMER_FLOOR_MS="1.0")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)  # the whole of stdout is one JSON object
     assert REQUIRED_KEYS <= data.keys()

@@ -51,7 +51,8 @@ def test_verdicts_are_right_under_an_inherited_ulimit_v(mode, tmp_path):
     does every process under the referee (its shared memory sized to fit)."""
     proc = subprocess.run([sys.executable, "-c", JUDGE_UNDER_LIMIT, str(DATA), mode], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300, preexec_fn=_inherit_address_space_limit,
-                          env=session_home.environment(PYTHONPATH=str(ROOT), KERNELPRO_HARNESS__REFEREE="true"))
+                          env=session_home.environment(PYTHONPATH=str(ROOT), KERNELPRO_HARNESS__REFEREE="true",
+                                                        KERNELPRO_HARNESS__REFEREE_TIMER_FLOOR_MS="1.0"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     assert found["hard"] == INHERITED_AS
