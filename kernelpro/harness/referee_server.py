@@ -26,7 +26,9 @@ import torch
 from kernelpro.harness import referee_wire as wire
 
 
-class CandidateServer:
+class ModelServer:
+    """One model (``serves``) behind the referee's requests."""
+
     def __init__(self, job: dict[str, Any], inbound: int, outbound: int, arenas: tuple[wire.Arena, wire.Arena]
                  ) -> None:
         from kernelpro.config import HarnessSettings
@@ -173,7 +175,7 @@ def main() -> None:
         prepare_device(job["device"], job["harness"]["gpu_memory_fraction"], job["isolation"])
     else:
         limit_address_space(job["harness"]["memory_limit_mb"])
-    CandidateServer(job, inbound, outbound, arenas).serve()
+    ModelServer(job, inbound, outbound, arenas).serve()
     os._exit(0)
 
 
