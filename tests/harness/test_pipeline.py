@@ -73,6 +73,7 @@ def test_the_verdict_table_covers_every_candidate():
     assert not set(EXPECTED_ON_CPU) & NEEDS_GPU
 
 
+@pytest.mark.timeout(600)  # every correct verdict decided again by the referee: about 300 s on two busy cores
 def test_every_candidate_in_one_long_lived_pipeline(batch_settings):
     """One batch, start-up paid once: each verdict is the per-candidate one, whatever ran before it, and under
     the referee, which decides every correct one again."""
