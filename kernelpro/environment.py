@@ -7,18 +7,18 @@ Nothing here prints: ``kernelpro doctor`` renders the checks.
 from __future__ import annotations
 
 import contextlib
-import glob
 import importlib.metadata
 import json
 import os
 import re
-import shutil
 import subprocess
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
+
+from kernelpro.harness.compile.toolchain import find_tool, search_dirs
 
 if TYPE_CHECKING:
     from kernelpro.config import LLMSettings, Settings
@@ -85,29 +85,12 @@ def check_gpus() -> Check:
     return Check("GPU", True, f"{', '.join(devices)}; driver {driver}")
 
 
-def _search_dirs(name: str) -> list[str]:
-    """Where a tool is looked for after PATH, as glob patterns."""
-    cuda_home = os.environ.get("CUDA_HOME")
-    dirs = [os.path.join(cuda_home, "bin")] if cuda_home else []
-    dirs.append("/usr/local/cuda/bin")
-    if name == "ncu":
-        dirs.insert(0, "/opt/nvidia/nsight-compute/*")
-    return list(dict.fromkeys(dirs))
-
-
-def find_tool(name: str) -> str | None:
-    """Path of an executable on PATH or in the usual CUDA install locations, or None."""
-    # Reverse order puts the newest Nsight Compute version directory first.
-    dirs = [d for pattern in _search_dirs(name) for d in sorted(glob.glob(pattern), reverse=True)]
-    return shutil.which(name) or shutil.which(name, path=os.pathsep.join(dirs))
-
-
 def check_tool(name: str) -> Check:
     """A command-line tool (nvcc, ptxas, ncu, ...): where it is and what ``--version`` says."""
     try:
         path = find_tool(name)
         if path is None:
-            return Check(name, False, f"not found (looked in PATH, {', '.join(_search_dirs(name))})")
+            return Check(name, False, f"not found (looked in PATH, {', '.join(map(str, search_dirs(name)))})")
         try:
             proc = subprocess.run(
                 [path, "--version"],

@@ -58,3 +58,29 @@ def test_default_arch_is_the_visible_gpus():
 def test_cutlass_headers_come_from_the_wheel():
     assert os.path.isfile(os.path.join(TOOLS.cutlass_include, "cute", "tensor.hpp"))
     assert TOOLS.cutlass_version
+
+
+def _executable(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\necho 'Version 2025.3.1'\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_the_compiler_the_profiler_and_doctor_find_each_tool_in_one_search(tmp_path, monkeypatch):
+    from kernelpro.environment import check_tool
+    from kernelpro.tools.profiling.ncu_command import find_ncu
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    nvcc = _executable(tmp_path / "cuda" / "bin" / "nvcc")
+    monkeypatch.setattr(toolchain, "NSIGHT_COMPUTE_INSTALLS", str(tmp_path / "nsight-compute" / "*"))
+    for version in ("2024.10.0", "2025.3.1", "2025.2.0"):
+        _executable(tmp_path / "nsight-compute" / version / "ncu")
+    newest = str(tmp_path / "nsight-compute" / "2025.3.1" / "ncu")  # newest by number, not by text
+
+    assert toolchain.find_tool("nvcc") == nvcc
+    assert toolchain.find_tool("ncu") == find_ncu() == newest
+    assert check_tool("ncu").ok and newest in check_tool("ncu").detail
+    missing = check_tool("no-such-cuda-tool")
+    assert not missing.ok and str(tmp_path / "cuda" / "bin") in missing.detail

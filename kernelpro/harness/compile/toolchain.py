@@ -1,12 +1,15 @@
 """The CUDA compilers on this machine: where they are, which versions, and the default target.
 
 Tools are looked for on PATH, then in ``$CUDA_HOME/bin``, ``/usr/local/cuda/bin`` and the NVIDIA wheels'
-``bin`` folders (``nvidia-cuda-nvcc``, ``nvidia-cuda-cuobjdump`` install there, not on PATH).
+``bin`` folders (``nvidia-cuda-nvcc``, ``nvidia-cuda-cuobjdump`` install there, not on PATH); ``ncu`` first in the
+standalone Nsight Compute installs, newest first. ``kernelpro doctor`` reports what this search finds, so it never
+names a tool the compiler or the profiler would not use.
 """
 
 from __future__ import annotations
 
 import functools
+import glob
 import importlib.metadata
 import importlib.util
 import os
@@ -21,6 +24,7 @@ DEFAULT_ARCH = "sm_90a"
 # Compute capabilities with an arch-specific ("a") target: wgmma, setmaxnreg, tcgen05 and the like.
 ARCH_SPECIFIC = {(9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1)}
 WHEEL_SUBDIRS = ("cu13", "cu12", "cuda_nvcc", "cuda_cuobjdump", "cuda_runtime")
+NSIGHT_COMPUTE_INSTALLS = "/opt/nvidia/nsight-compute/*"
 
 
 def _wheel_roots() -> list[Path]:
@@ -39,11 +43,23 @@ def _toolkit_roots() -> list[Path]:
     return roots
 
 
+def _version_key(path: str) -> list[int]:
+    return [int(part) for part in re.findall(r"\d+", Path(path).name)]
+
+
+def search_dirs(name: str) -> list[Path]:
+    """Where ``name`` is looked for after PATH, in order (whether or not each exists)."""
+    dirs = [root / "bin" for root in _toolkit_roots()]
+    if name == "ncu":  # 2025.3.1 before 2024.10.0: compared as numbers, not as text
+        dirs = [Path(p) for p in sorted(glob.glob(NSIGHT_COMPUTE_INSTALLS), key=_version_key, reverse=True)] + dirs
+    return list(dict.fromkeys(dirs))
+
+
 def find_tool(name: str) -> str | None:
-    """Path of a CUDA tool (``nvcc``, ``ptxas``, ``cuobjdump``) or an explicit executable path, or None."""
+    """Path of a CUDA tool (``nvcc``, ``ptxas``, ``cuobjdump``, ``ncu``) or an explicit executable path, or None."""
     if os.sep in name:
         return name if os.access(name, os.X_OK) else None
-    dirs = [str(root / "bin") for root in _toolkit_roots() if (root / "bin").is_dir()]
+    dirs = [str(path) for path in search_dirs(name) if path.is_dir()]
     return shutil.which(name) or shutil.which(name, path=os.pathsep.join(dirs))
 
 

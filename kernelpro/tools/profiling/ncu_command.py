@@ -5,8 +5,6 @@ Every command keeps the GPU's clocks as they are (`--clock-control none`); the o
 
 from __future__ import annotations
 
-import glob
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -66,12 +64,8 @@ class NcuOptions(BaseModel):
 
 
 def find_ncu(name: str = "ncu") -> str | None:
-    """ncu on PATH or in a CUDA toolkit, else the newest standalone install under /opt/nvidia/nsight-compute."""
-    found = find_tool(name)
-    if found or os.sep in name:
-        return found
-    installs = sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"))
-    return installs[-1] if installs else None
+    """ncu on PATH, in the newest standalone install under /opt/nvidia/nsight-compute, or in a CUDA toolkit."""
+    return find_tool(name)
 
 
 def ncu_version(ncu: str) -> str | None:
