@@ -23,6 +23,7 @@ from chromadb.api import ClientAPI
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import ChromaError
 
+from kernelpro.atomic_write import write_atomic
 from kernelpro.memory.errors import MemoryStoreError
 
 LOCK_FILE = ".kernelpro-lock"
@@ -89,9 +90,7 @@ class Connection:
             return 0
 
     def _write_generation(self, generation: int) -> None:
-        temporary = self.path / f"{GENERATION_FILE}.{os.getpid()}"
-        temporary.write_text(str(generation))
-        os.replace(temporary, self.path / GENERATION_FILE)
+        write_atomic(self.path / GENERATION_FILE, str(generation))
 
     def _reopen(self) -> None:
         self._close_client()

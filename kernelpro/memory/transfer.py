@@ -3,26 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from kernelpro.atomic_write import write_atomic
 from kernelpro.memory.errors import MemoryStoreError
 from kernelpro.memory.records import Record, record_from_json
 
 
 def write_jsonl(records: Sequence[Record], file: Path) -> None:
     """Write ``records`` to ``file``, replacing it only once the whole file is written."""
-    temporary = file.with_name(f".{file.name}.{os.getpid()}.tmp")
     try:
-        with open(temporary, "w", encoding="utf-8") as out:
-            for record in records:
-                out.write(record.model_dump_json() + "\n")
-        os.replace(temporary, file)
+        write_atomic(file, "".join(record.model_dump_json() + "\n" for record in records))
     except OSError as exc:
-        temporary.unlink(missing_ok=True)
         raise MemoryStoreError(f"cannot write {file}: {exc}") from exc
 
 

@@ -14,16 +14,14 @@ compiles are stored.
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from kernelpro.atomic_write import write_atomic
 from kernelpro.config import CompileSettings
 from kernelpro.harness.compile.dispatch import compile_source
 from kernelpro.harness.compile.result import CompileRequest, CompileResult
@@ -80,17 +78,10 @@ class CompileCache:
         payload = result.model_dump(mode="json", exclude={"cached"})
         payload["key"] = key
         payload["binary_b64"] = base64.b64encode(result.binary).decode()
-        tmp = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{key[:12]}.", suffix=".tmp")
-            with os.fdopen(fd, "w") as f:
-                json.dump(payload, f)
-            os.replace(tmp, target)
+            write_atomic(target, json.dumps(payload))
         except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
             return False
         self.stats.stores += 1
         return True

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from kernelpro.atomic_write import write_atomic
 from kernelpro.tools.cutlass.scanner import Symbol, scan_cpp, scan_python
 from kernelpro.tools.cutlass.sources import DSL_MOUNT, SourceFile, SourceTree
 from kernelpro.tools.cutlass.symbols import SymbolTable
@@ -172,14 +171,7 @@ def _load(path: Path) -> dict | None:
 def _save(path: Path, payload: dict) -> None:
     """Write atomically, so that a concurrent reader sees the old file or the whole new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".index-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(payload, separators=(",", ":")))  # json.dump streams in Python: 5x slower
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(payload, separators=(",", ":")))  # json.dump streams in Python: 5x slower
 
 
 def open_index(tree: SourceTree, index_dir: Path) -> CutlassIndex:
