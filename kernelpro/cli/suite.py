@@ -86,6 +86,10 @@ def run(
                                         "reuse the verdicts kept in the cache (the new ones are kept).")] = False,
     correctness: Annotated[Optional[str], CorrectnessOption] = None,
     scorecard: Annotated[Optional[str], ScorecardOption] = None,
+    overnight: Annotated[bool, typer.Option("--overnight", help="Plan the suite: cheap problems first (by cached "
+                                            "baselines, else by size), budget shares by cost, lanes from the "
+                                            "devices, and the time it will take said before it starts "
+                                            "(--time-budget 8h unless given). Kept on --resume.")] = False,
 ) -> None:
     """Optimise every problem of SOURCE... in turn (one per GPU at once) and score the suite."""
     from kernelpro.cli.suite_terminal import SuiteBar
@@ -118,9 +122,13 @@ def run(
     else:
         paths, ledger = create_from_options(sources, level or [], tasks, device, policy, model, max_iters, time_budget,
                                 gpu_budget, usd_budget, per_problem_budget, runs_dir, ray, no_memory, no_profile,
-                                settings, objective, correctness, scorecard)
+                                settings, objective, correctness, scorecard, overnight)
     hold_run_lock(paths.root, f"suite {paths.suite_id}")
     config = SuiteConfig.model_validate(ledger.suite()["config"])
+    if resume and overnight and config.overnight is None:
+        fail(f"suite {paths.suite_id} was not made with --overnight: its order and shares were fixed when it was "
+             "made, so it cannot be planned now; resume it without --overnight (an overnight suite keeps its plan "
+             "on --resume without the flag)")
     if resume and (given := new_totals(time_budget, gpu_budget, usd_budget)):  # the suite goes on under them
         config.totals = config.totals.model_copy(update=given)
         ledger.set_suite(config=config.model_dump(mode="json"))
@@ -130,6 +138,8 @@ def run(
                       "the suite's own config fixes (its baselines, budgets, policy, objective and model)[/]",
                       soft_wrap=True)
         settings = load_settings()  # with the suite's own settings restored
+    if config.overnight is not None:  # the plan's lanes: one a GPU (or what its memory holds), one on the CPU
+        settings.suite.lanes_per_gpu, settings.suite.cpu_lanes = config.overnight.lanes_per_gpu, 1
     backend = _backend(config, settings, config.device)
     if not backend.lanes:
         fail(f"no lane to run problems on ({backend.name}, device {config.device}): no GPU is visible; "
@@ -141,6 +151,8 @@ def run(
     rows = ledger.problems()
     out.print(f"suite [bold]{paths.suite_id}[/] in {paths.root}: {len(rows)} problem(s) on {config.device}, "
               f"{len(backend.lanes)} lane(s) ({backend.name})" + (" (resumed)" if resume else ""), soft_wrap=True)
+    if config.overnight is not None:
+        _say_plan(out, ledger, config, len(backend.lanes))
 
     written = [time.monotonic()]
 
@@ -227,6 +239,18 @@ def status(
     if INTERRUPTED in (shown, *states.values()):
         console.print(f"[yellow]no process runs this suite any more (its driver was killed or its machine went "
                       f"down); what it finished is kept. Resume with: {escape(resume)}[/]", soft_wrap=True)
+
+
+def _say_plan(out: Console, ledger, config, lanes: int) -> None:
+    """The overnight plan's projection: made over the lanes when the suite first runs, recorded in its ledger,
+    and the same line on every resume."""
+    from kernelpro.suite.overnight import project
+
+    plan = config.overnight
+    if plan.projection is None:
+        plan.projection = project(plan, lanes, config.device, config.totals.time_s)
+        ledger.set_suite(config=config.model_dump(mode="json"))
+    out.print(escape(plan.projection.text), soft_wrap=True, highlight=False)
 
 
 def _resume_command(suite_id: str, runs_dir: Optional[Path], default_runs_dir: Path) -> str:

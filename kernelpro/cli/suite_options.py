@@ -21,7 +21,7 @@ def create_from_options(sources: list[Path], level: list[int], tasks: Optional[s
             model: Optional[str], max_iters: Optional[int], time_budget: Optional[str], gpu_budget: Optional[str],
             usd_budget: Optional[float], per_problem_budget: Optional[str], runs_dir: Path, ray: Optional[str],
             no_memory: bool, no_profile: bool, settings, objective: Optional[str] = None,
-            correctness: Optional[str] = None, scorecard: Optional[str] = None):
+            correctness: Optional[str] = None, scorecard: Optional[str] = None, overnight: bool = False):
     from kernelpro.harness.judge import resolve_device
     from kernelpro.search.policies import POLICIES
     from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
@@ -34,6 +34,8 @@ def create_from_options(sources: list[Path], level: list[int], tasks: Optional[s
     try:
         refs = resolve_sources(list(sources), level or None, tasks, settings.suite.robust_kbench_filters)
         totals = Limits(time_s=seconds(time_budget), gpu_s=seconds(gpu_budget), usd=usd_budget)
+        if overnight and totals.time_s is None:  # one night, said in the plan's line
+            totals.time_s = settings.suite.overnight_time_budget_s
         per_problem = parse_per_problem(per_problem_budget)
     except (SourceError, BudgetError) as error:
         fail(str(error))
@@ -51,6 +53,11 @@ def create_from_options(sources: list[Path], level: list[int], tasks: Optional[s
                          per_problem=per_problem, baselines=list(settings.suite.baselines), no_memory=no_memory,
                          no_profile=no_profile, ray=ray or settings.suite.ray_address,
                          environment=settings_environment())
+    if overnight:  # cheap problems first, shares by cost: the plan is kept with the config
+        from kernelpro.suite.overnight import plan_suite
+
+        refs, config.overnight = plan_suite(refs, device, config.max_iters, Path(runs_dir), settings,
+                                            budget_defaulted=time_budget is None, local=not config.ray)
     return create_suite(Path(runs_dir), config, refs)
 
 

@@ -51,3 +51,21 @@ class SuiteSettings(BaseModel):
     ray_address: str | None = None
     """The Ray cluster new suites run on when ``--ray`` is not given: ``auto`` (a running cluster), an address
     (``ray://host:10001``) or ``local`` (start one on this machine). None: this machine's own lanes."""
+    overnight_time_budget_s: float = Field(8 * 3600.0, gt=0)
+    """The time budget of ``suite run --overnight`` when no ``--time-budget`` is given: one night."""
+    overnight_gpu_minutes_per_problem: float = Field(2.5, gt=0)
+    """What ``--overnight`` projects for a problem nothing is known of (no cached baseline, no finished problem
+    of an earlier suite in the runs directory): 2.5 GPU-minutes a problem, measured with the built-in recipes on
+    an H100. The H200 suites of ``benchmarks/results`` spent less (1.13 GPU-minutes a problem over 40 KernelBench
+    problems of levels 1 and 2 in ``suite_kernelbench_h200_recipes_40``), so the projection errs long."""
+    overnight_lane_minutes_per_problem: float = Field(4 / 0.55, gt=0)
+    """The wall minutes a lane spends on such a problem: 0.55 problems a minute with 4 lanes in the same H100
+    measurement, so 4 / 0.55 = 7.3 minutes each (model calls, compiles and process starts beside the GPU time)."""
+    overnight_level_weights: dict[int, float] = {1: 1.0, 2: 1.5, 3: 3.0}
+    """How much costlier a KernelBench level's problem is than a level-1 problem, where nothing is measured of it
+    (``--overnight``'s static estimate; a level not listed counts as the highest one listed). Level 2 spent 1.3x
+    to 1.8x level 1's GPU time in the H200 suites of ``benchmarks/results``; level 3 (whole networks) has no
+    measurement there, and 3 is a guess that puts it last."""
+    overnight_share_floor: float = Field(0.25, gt=0, le=1)
+    """Under ``--overnight`` a problem's share of the suite's time and GPU budgets follows its estimated cost, but
+    never falls below this fraction of an equal share: a problem estimated cheap still gets room to run."""

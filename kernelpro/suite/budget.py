@@ -63,13 +63,31 @@ def _share(total: float | None, spent: float, left: int, cap: float | None) -> f
     return share if cap is None else min(share, cap)
 
 
-def share(totals: Limits, per_problem: Limits, spent: Limits, problems_left: int, lanes: int) -> Limits:
+def _weighted(total: float | None, spent: float, weight: float, weight_left: float, cap: float | None
+              ) -> float | None:
+    if total is None:
+        return cap
+    share = max(0.0, total - spent) * weight / max(weight, weight_left)
+    return share if cap is None else min(share, cap)
+
+
+def share(totals: Limits, per_problem: Limits, spent: Limits, problems_left: int, lanes: int,
+          weight: float | None = None, weight_left: float | None = None) -> Limits:
     """One starting problem's budgets: what is left of each total over the problems left, capped per problem.
-    Wall time is shared among the problems one lane will run, since ``lanes`` problems run at once."""
+    Wall time is shared among the problems one lane will run, since ``lanes`` problems run at once.
+
+    With a ``weight`` (``--overnight``: the problem's estimated cost) and ``weight_left`` (the weights of the
+    problems left, its own included), wall and GPU time are shared in proportion to the weights instead; model
+    dollars stay equal, since a problem's model calls follow its candidates, not its size."""
     per_lane = max(1, -(-problems_left // max(1, lanes)))
-    return Limits(time_s=_share(totals.time_s, spent.time_s or 0.0, per_lane, per_problem.time_s),
-                  gpu_s=_share(totals.gpu_s, spent.gpu_s or 0.0, problems_left, per_problem.gpu_s),
-                  usd=_share(totals.usd, spent.usd or 0.0, problems_left, per_problem.usd))
+    if weight is not None and weight_left is not None and weight > 0:
+        time_s = _weighted(totals.time_s, spent.time_s or 0.0, weight, weight_left / max(1, lanes),
+                           per_problem.time_s)
+        gpu_s = _weighted(totals.gpu_s, spent.gpu_s or 0.0, weight, weight_left, per_problem.gpu_s)
+    else:
+        time_s = _share(totals.time_s, spent.time_s or 0.0, per_lane, per_problem.time_s)
+        gpu_s = _share(totals.gpu_s, spent.gpu_s or 0.0, problems_left, per_problem.gpu_s)
+    return Limits(time_s=time_s, gpu_s=gpu_s, usd=_share(totals.usd, spent.usd or 0.0, problems_left, per_problem.usd))
 
 
 def spent_reason(totals: Limits, spent: Limits) -> str | None:

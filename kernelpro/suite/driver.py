@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from kernelpro.config import Settings
 from kernelpro.harness.stats import speedup_text
-from kernelpro.suite import alone, budget, estimate
+from kernelpro.suite import alone, budget, estimate, overnight
 from kernelpro.suite.baselines import compile_baselines
 from kernelpro.suite.device_time import judged_verdicts
 from kernelpro.suite.job import JobOutcome, JobSpec
@@ -124,9 +124,13 @@ class Driver:
         total = self.config.totals.time_s
         return None if total is None else estimate.unaffordable(self._cost(row, rows), total, self._active_s())
 
-    def _spec(self, row: ProblemRow, lane: Lane, left: int, rows: list[ProblemRow]) -> JobSpec:
+    def _spec(self, row: ProblemRow, lane: Lane, left: int, rows: list[ProblemRow],
+              left_keys: list[str] | None = None) -> JobSpec:
+        plan = self.config.overnight  # its shares follow each problem's estimated cost (``suite/overnight.py``)
+        weights = {} if plan is None or left_keys is None else \
+            {"weight": plan.weight(row.key), "weight_left": sum(map(plan.weight, left_keys))}
         share = budget.share(self.config.totals, self.config.per_problem, self._spent(rows), left,
-                             len(self.backend.lanes))
+                             len(self.backend.lanes), **weights)
         suite = self.settings.suite
         timeout = suite.problem_timeout_s if share.time_s is None else \
             min(suite.problem_timeout_s, share.time_s + suite.hang_grace_s)
@@ -255,7 +259,8 @@ class Driver:
                     if key in waiting_alone:
                         alone_lanes.add(lane.name)
                     row = self.ledger.problem(key)
-                    spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows)
+                    spec = self._spec(row, lane, len(queue) + 1 + len(busy), rows,
+                                      [*queue, key, *progress.running.values()])
                     self.ledger.start_attempt(key, lane.name)
                     self.ledger.update(key, state="running")
                     self.backend.start(spec, lane)
@@ -295,15 +300,18 @@ def summary(paths: SuitePaths, ledger: Ledger, status: str, stop_reason: str) ->
     rows = ledger.problems()
     scores, problems = suite_scores(rows)
     suite = ledger.suite()
-    totals = SuiteConfig.model_validate(suite["config"]).totals
+    config = SuiteConfig.model_validate(suite["config"])
+    totals = config.totals
     lanes = len({r.lane for r in rows if r.lane}) or 1  # the lanes that have run its problems
     eta = estimate.eta_s(rows, lanes, totals.time_s, float(suite.get("active_s") or 0.0)) \
         if status == "running" else None
+    audited = overnight.audit(config.overnight, float(suite.get("active_s") or 0.0), sum(r.gpu_s or 0.0 for r in rows))
     return {"suite_id": paths.suite_id, "status": status, "stop_reason": stop_reason,
             "objective": suite_objective(suite["config"], rows), "problems": len(rows),
             "finished": sum(r.finished for r in rows), "failed": sum(r.state == "failed" for r in rows),
             "degenerate": [p.key for p in problems if p.degenerate], **scores.to_dict(),
             "active_seconds": round(float(suite.get("active_s") or 0.0), 3),
             "eta_seconds": None if eta is None else round(eta, 1),
+            **({"overnight": audited} if audited else {}),
             "report": str(paths.html), "report_md": str(paths.markdown), "suite_dir": str(paths.root),
             "ledger": str(paths.ledger)}

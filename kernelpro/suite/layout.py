@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from kernelpro.suite.budget import Limits
 from kernelpro.suite.ledger import Ledger, LedgerError
+from kernelpro.suite.overnight import OvernightPlan
 from kernelpro.suite.sources import ProblemRef
 
 
@@ -40,6 +41,9 @@ class SuiteConfig(BaseModel):
     environment: dict[str, str] = Field(default_factory=dict)
     """The ``KERNELPRO_*`` settings of the shell that started it, credentials left out (``recorded_env``):
     ``--resume`` restores those the resuming shell does not set."""
+    overnight: OvernightPlan | None = None
+    """``--overnight``'s plan (``suite/overnight.py``), made once with the suite: its problems are in the ledger in
+    the plan's order, and ``--resume`` keeps the order, the shares and the projection."""
 
 
 @dataclass(frozen=True)

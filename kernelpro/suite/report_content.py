@@ -12,6 +12,7 @@ from kernelpro.report import content as run_content
 from kernelpro.report.content import reused_text
 from kernelpro.suite import alone
 from kernelpro.suite.ledger import ProblemRow
+from kernelpro.suite.overnight import audit_rows
 from kernelpro.suite.report_energy import suite_objective
 from kernelpro.suite.scores import FAST_P, ProblemScore, Scores, p_key
 
@@ -55,6 +56,7 @@ def overview(summary: dict[str, Any], config: dict[str, Any], rows: list[Problem
                             + _time_budget(config.get("totals") or {})),
             *([("ETA", f"{summary['eta_seconds'] / 60:.1f} min (the problems left at the mean time of those "
                        "finished, within the time budget)")] if summary.get("eta_seconds") is not None else []),
+            *audit_rows(summary.get("overnight"), str(config.get("device"))),
             ("Settings", _settings(config.get("environment") or {}))]
 
 
