@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
-from kernelpro.graphs.run_files import RunFiles
 from kernelpro.harness.judge import PipelineEvaluator, precheck
 from kernelpro.harness.ports import Evaluator, Profiler, ProfileReport
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
+from kernelpro.runs.files import RunFiles
 from kernelpro.search.policies import build_policy
 from kernelpro.tools.registry import ToolContext, tools_by_name
 
@@ -222,10 +222,10 @@ def _studio_session() -> ChatSession:
 
     from kernelpro.chat.files import ChatFiles
     from kernelpro.config import load_settings
-    from kernelpro.graphs.run_files import new_run_id
     from kernelpro.harness.judge import resolve_device
     from kernelpro.llm import UsageMeter
     from kernelpro.problem import load_problem
+    from kernelpro.runs.files import new_run_id
 
     settings = load_settings()
     if settings.chat.reference is None:

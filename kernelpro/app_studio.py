@@ -39,10 +39,10 @@ def open_studio_run(inputs: Any, run_id: str | None, usage: dict[str, Any] | Non
     from kernelpro.app import _device_name, build_context
     from kernelpro.config import load_settings
     from kernelpro.graphs.context import Budgets
-    from kernelpro.graphs.run_files import RunFiles, new_run_id
     from kernelpro.harness.jobs import resolve_device
     from kernelpro.llm import UsageMeter, llm_configured
     from kernelpro.problem import load_problem
+    from kernelpro.runs.files import RunFiles, new_run_id
     from kernelpro.search.policies import POLICIES
 
     settings = load_settings()

@@ -6,10 +6,10 @@ import pytest
 
 from kernelpro.app import JUDGES, SearchMemory, build_context
 from kernelpro.graphs.context import Budgets
-from kernelpro.graphs.run_files import RunFiles
 from kernelpro.harness.judge import PipelineEvaluator
 from kernelpro.harness.ports import Evaluator, MeasureAll
 from kernelpro.memory import Attempt, ProblemSignature
+from kernelpro.runs.files import RunFiles
 from tests.conftest import problem
 
 

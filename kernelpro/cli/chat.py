@@ -71,9 +71,9 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
     from kernelpro.chat.files import ChatFiles
     from kernelpro.chat.graph import builder
     from kernelpro.chat.session import ChatBudgets
-    from kernelpro.graphs.run_files import new_run_id
     from kernelpro.harness.judge import resolve_device
     from kernelpro.llm import HOW_TO_CONFIGURE, UsageMeter, llm_configured
+    from kernelpro.runs.files import new_run_id
 
     console = Console()
     given = budgets_or_fail(None, None, gpu_budget, usd_budget)

@@ -56,7 +56,7 @@ def judged_before_or_fail(path: Path | None, resume: str | None) -> None:
         return
     if resume:
         fail("--judged-before is for a new run; a resumed run keeps the verdicts it adopted")
-    from kernelpro.graphs.judged_before import JudgedBefore, JudgedBeforeError
+    from kernelpro.runs.judged_before import JudgedBefore, JudgedBeforeError
 
     try:
         JudgedBefore.read(path)

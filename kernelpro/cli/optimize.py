@@ -74,8 +74,8 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     from kernelpro.graphs.context import Budgets
     from kernelpro.graphs.optimize import builder
     from kernelpro.graphs.resume import go_on
-    from kernelpro.graphs.run_files import RunFiles, RunNotFound, new_run_id
     from kernelpro.llm import UsageMeter, llm_configured
+    from kernelpro.runs.files import RunFiles, RunNotFound, new_run_id
 
     out = Console(stderr=True) if as_json else Console()
     if policy is not None:
@@ -151,7 +151,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                 "correctness": settings.harness.correctness_profile, "scorecard": settings.search.scorecard})
             hold_run_lock(files.root, f"run {run_id}")
             if judged_before is not None:
-                from kernelpro.graphs.judged_before import JudgedBefore
+                from kernelpro.runs.judged_before import JudgedBefore
 
                 JudgedBefore.adopt(judged_before, files.root)
         except OSError as error:  # nothing judged yet: no half-made run directory is left to resume

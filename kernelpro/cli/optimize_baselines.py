@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kernelpro.cli.errors import fail
-from kernelpro.graphs.run_files import RunFiles
+from kernelpro.runs.files import RunFiles
 
 
 def baseline_names(text: str | None) -> list[str]:

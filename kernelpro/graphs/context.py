@@ -17,9 +17,9 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from kernelpro.config import Settings
-from kernelpro.graphs.run_files import RunFiles
 from kernelpro.harness.ports import Evaluator, Gate, MeasureAll, Memory, Profiler, ProfileReport
 from kernelpro.problem import Problem
+from kernelpro.runs.files import RunFiles
 from kernelpro.search.policy import SearchPolicy
 
 __all__ = ["Budgets", "Evaluator", "Gate", "Memory", "OptimizeContext", "ProfileReport", "Profiler"]

@@ -18,7 +18,6 @@ from kernelpro.agents.coder import CoderInput, write_candidate
 from kernelpro.agents.planner import PlannerInput, make_plan
 from kernelpro.agents.protocol import MalformedReply
 from kernelpro.graphs.context import OptimizeContext
-from kernelpro.graphs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of, usage
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.views import (
@@ -30,6 +29,7 @@ from kernelpro.graphs.views import (
     variants_code,
 )
 from kernelpro.llm import BudgetExceeded
+from kernelpro.runs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.search.priors import rank_priors
 from kernelpro.search.recipes import Recipe, recipe_expansions
 from kernelpro.search.tree import Idea, VariantTree

@@ -14,7 +14,6 @@ from typing import Literal
 from langgraph.types import Command
 
 from kernelpro.graphs.context import OptimizeContext
-from kernelpro.graphs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.graphs.nodes import Ctx, changed, node, tree_of
 from kernelpro.graphs.state import OptimizeState
 from kernelpro.graphs.time_budget import run_time_budget
@@ -22,6 +21,7 @@ from kernelpro.graphs.views import describe_result
 from kernelpro.harness.footprint import PROBLEM_TOO_BIG
 from kernelpro.harness.ports import Proposal
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult
+from kernelpro.runs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.search.tree import Variant, normalised_source
 
 

@@ -24,18 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from kernelpro.graphs.views import judged_count
 from kernelpro.harness.deadline import planned_calls
+from kernelpro.runs.overrun import overrun_allowed_s
 
 if TYPE_CHECKING:
     from kernelpro.config import Settings
     from kernelpro.graphs.context import OptimizeContext
     from kernelpro.graphs.state import OptimizeState
     from kernelpro.search.tree import VariantTree
-
-
-def overrun_allowed_s(budget_s: float) -> float:
-    """How far past its time budget a run may end: 2% of it, and never less than a minute (a worker stopped
-    mid-job, the report written)."""
-    return max(0.02 * budget_s, 60.0)
 
 
 @dataclass(frozen=True)

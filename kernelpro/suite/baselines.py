@@ -102,8 +102,9 @@ def measure_for_run(problem: Problem, names: list[str], evaluator: Any, run_root
     from (``judged_before``), each judged one is kept in the cache and is a dataset row when ``record`` names the
     dataset, and their summary is kept in the run directory (``RunFiles.baselines``), where a resumed run finds
     them. ``warn`` hears of cache entries that could not be trusted or written."""
-    from kernelpro.graphs.judged_before import add_to_run
-    from kernelpro.graphs.run_files import RunFiles, write_atomic
+    from kernelpro.atomic_write import write_atomic
+    from kernelpro.runs.files import RunFiles
+    from kernelpro.runs.judged_before import add_to_run
 
     warn = warn or (lambda _message: None)
     wanted = compile_baselines(names)

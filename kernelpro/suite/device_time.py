@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kernelpro.graphs.judged_before import FILE_NAME as JUDGED_BEFORE
+from kernelpro.runs.judged_before import FILE_NAME as JUDGED_BEFORE
 
 # device_turn's parts, as the report names them
 TURN_PARTS = {"alone_s": "held alone (timing)", "benchmarking_s": "held alone (autotuning's benchmarks)",

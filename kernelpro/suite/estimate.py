@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelpro.config import Settings
-from kernelpro.graphs.time_budget import overrun_allowed_s
+from kernelpro.runs.overrun import overrun_allowed_s
 from kernelpro.suite.ledger import ProblemRow
 
 

@@ -228,7 +228,7 @@ def wait_for_run_lock(run_dir: Path, limit_s: float = RUN_LOCK_WAIT_S, poll_s: f
 
 def run_job(spec: JobSpec) -> JobOutcome:
     """The problem's optimisation, its missing baselines judged first; never raises for the problem."""
-    from kernelpro.graphs.run_files import RunFiles
+    from kernelpro.runs.files import RunFiles
 
     start = time.monotonic()
     run_dir = Path(spec.runs_dir) / spec.run_id

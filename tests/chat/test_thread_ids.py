@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kernelpro.chat.files import ChatFiles
-from kernelpro.graphs.run_files import RUN_ID_MAX, new_run_id
+from kernelpro.runs.files import RUN_ID_MAX, new_run_id
 
 
 def test_a_long_problem_name_gives_a_thread_id_the_chat_accepts(tmp_path):

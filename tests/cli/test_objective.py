@@ -14,9 +14,9 @@ from kernelpro.cli import app
 from kernelpro.cli.inputs import objective_or_fail
 from kernelpro.exit_codes import BAD_INPUT
 from kernelpro.forecast.gate import ForecastGate
-from kernelpro.graphs.run_files import RunFiles
 from kernelpro.graphs.run_outputs import write_outputs
 from kernelpro.harness.energy import unavailable
+from kernelpro.runs.files import RunFiles
 from kernelpro.suite.job import JobSpec, optimize_command
 from tests.conftest import DATA
 from tests.forecast.test_gate import Fixed

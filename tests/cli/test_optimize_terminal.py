@@ -84,7 +84,7 @@ def test_a_run_stopped_at_a_prompt_is_resumed_with_a_new_budget(tmp_path, monkey
     candidate's prompt, instead of printing "stopped" again."""
     from kernelpro.cli import app
     from kernelpro.exit_codes import INTERRUPTED
-    from kernelpro.graphs.run_files import RunFiles
+    from kernelpro.runs.files import RunFiles
     from tests.conftest import DATA
 
     monkeypatch.chdir(tmp_path)

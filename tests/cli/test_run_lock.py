@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelpro.cli import app
-from kernelpro.graphs.run_files import RunFiles
 from kernelpro.run_lock import RunBusy, RunLock
+from kernelpro.runs.files import RunFiles
 from kernelpro.suite.report import write_suite_report
 from tests.suite.helpers import ledger_with, run_summary
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from kernelpro.graphs.judged_before import FILE_NAME, JudgedBefore, JudgedBeforeError, write_verdicts
 from kernelpro.harness.judge import judge
 from kernelpro.harness.result import EvalResult
+from kernelpro.runs.judged_before import FILE_NAME, JudgedBefore, JudgedBeforeError, write_verdicts
 from kernelpro.search.tree import VariantTree
 from tests.conftest import problem
 from tests.graphs.helpers import HONEST, code_reply, make_context, plan_reply, review_reply, run, scripted_agents

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from kernelpro.config import Settings
 from kernelpro.graphs.optimize import unimproved_reason
-from kernelpro.graphs.time_budget import Costs, TimeBudget, overrun_allowed_s, run_costs
+from kernelpro.graphs.time_budget import Costs, TimeBudget, run_costs
 from kernelpro.harness.deadline import planned_calls
 from kernelpro.harness.result import EvalResult, Timing
+from kernelpro.runs.overrun import overrun_allowed_s
 from kernelpro.search.tree import VariantTree
 from tests.conftest import candidate, problem
 

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from kernelpro.config import Settings
-from kernelpro.graphs.judged_before import JudgedBefore
 from kernelpro.harness.result import EvalResult, Timing
 from kernelpro.report.content import reused_text
+from kernelpro.runs.judged_before import JudgedBefore
 from kernelpro.suite.baseline_cache import BaselineCache, RunBaselines
 from kernelpro.suite.baseline_key import baseline_key, digest
 from kernelpro.suite.baselines import baseline_source, measure_for_run

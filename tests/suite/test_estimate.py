@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kernelpro.config import Settings
-from kernelpro.graphs.time_budget import overrun_allowed_s
+from kernelpro.runs.overrun import overrun_allowed_s
 from kernelpro.suite.budget import Limits
 from kernelpro.suite.driver import Driver, Progress, summary
 from kernelpro.suite.estimate import Deadline, eta_s, job_deadline, problem_cost

@@ -8,7 +8,7 @@ import json
 import os
 
 from kernelpro.config import Settings
-from kernelpro.graphs.time_budget import overrun_allowed_s
+from kernelpro.runs.overrun import overrun_allowed_s
 from kernelpro.suite.budget import Limits
 from kernelpro.suite.driver import Driver, summary
 from kernelpro.suite.lanes import local_lanes

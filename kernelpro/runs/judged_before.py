@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kernelpro.graphs.run_files import write_atomic
+from kernelpro.atomic_write import write_atomic
 from kernelpro.harness.result import EvalResult
 from kernelpro.search.tree import normalised_source
 
