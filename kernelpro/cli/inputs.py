@@ -5,6 +5,7 @@ what they read from their options alike: durations (``--time-budget 15m``) and t
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import re
 from collections.abc import Callable
@@ -234,3 +235,30 @@ def durations(text: str | None) -> float | None:
     if not parts or "".join(n + u for n, u in parts) != re.sub(r"\s+", "", text.strip().lower()):
         raise typer.BadParameter(f"{text!r} is not a duration; use e.g. 90s, 15m, 2h or 1h30m")
     return sum(float(n) * {"h": 3600, "m": 60, "s": 1, "": 1}[u] for n, u in parts)
+
+
+# Options that take several small numbers, written as ``--level 1 2 3`` as well as ``--level 1 --level 2``
+SPREAD_OPTIONS = ("--level",)
+
+
+def spread_option_values(args: list[str]) -> list[str]:
+    """``--level 1 2 3`` as ``--level 1 --level 2 --level 3``: a command-line parser takes one value per option, and
+    the others would be read as sources. A one-digit token that names an existing path stays a source; nothing
+    after ``--`` is touched."""
+    out: list[str] = []
+    pending = spreading = None
+    for index, arg in enumerate(args):
+        more = bool(re.fullmatch(r"\d", arg)) and not os.path.exists(arg)
+        if pending:  # the option's own value, whatever it is
+            out += [pending, arg]
+            pending, spreading = None, (pending if more else None)
+        elif spreading and more:
+            out += [spreading, arg]
+        elif arg == "--":
+            return out + args[index:]
+        elif arg in SPREAD_OPTIONS:
+            pending, spreading = arg, None
+        else:
+            spreading = None
+            out.append(arg)
+    return out + ([pending] if pending else [])

@@ -17,6 +17,7 @@ import kernelpro
 from kernelpro.cli import cache, chat, data, doctor, eval, forecast, mcp, memory, model, optimize, profile, suite
 from kernelpro.cli.errors import cannot_write, storage_error
 from kernelpro.cli.help_format import install as install_help_format
+from kernelpro.cli.inputs import spread_option_values
 from kernelpro.config import SettingsError
 from kernelpro.exit_codes import BAD_INPUT, FAILED, INTERNAL_ERROR, INTERRUPTED, MEANINGS, OK
 
@@ -49,8 +50,8 @@ def run(argv: Sequence[str] | None = None, command: typer.Typer = app) -> int:
     refused a write (full, read-only) is one line and a failure, and any other exception nobody caught is an
     internal error, with its traceback."""
     try:
-        code = command(args=list(sys.argv[1:] if argv is None else argv), prog_name="kernelpro",
-                       standalone_mode=False)
+        args = spread_option_values(list(sys.argv[1:] if argv is None else argv))
+        code = command(args=args, prog_name="kernelpro", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):  # Ctrl-C (turned into Abort by the parser), or an aborted prompt
         print("\ninterrupted", file=sys.stderr)
         return INTERRUPTED

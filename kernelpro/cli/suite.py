@@ -54,7 +54,8 @@ def _backend(config, settings, device: str):
 def run(
     sources: Annotated[Optional[list[Path]], typer.Argument(help="Problem directories, KernelBench checkouts, "
                                                             "problem files or text files listing them.")] = None,
-    level: Annotated[Optional[list[int]], typer.Option("--level", help="KernelBench level(s) to run.")] = None,
+    level: Annotated[Optional[list[int]], typer.Option("--level", help="KernelBench level(s) to run: --level 1 2 3.")]
+    = None,
     tasks: Annotated[Optional[str], typer.Option("--tasks", help="KernelBench task ids, e.g. 1-20,40.")] = None,
     device: Annotated[str, typer.Option(help="cpu, cuda, or auto.")] = "auto",
     policy: Annotated[Optional[str], typer.Option("--policy", help="Search policy of every run.")] = None,
