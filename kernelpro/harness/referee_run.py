@@ -9,13 +9,9 @@ is the referee's.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import secrets
-import shutil
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -27,10 +23,10 @@ from kernelpro.harness import cpu_load
 from kernelpro.harness.deadline import Deadline
 from kernelpro.harness.referee_wire import make_arena_fd
 from kernelpro.harness.result import EvalResult, GuardFinding, Timing
-from kernelpro.harness.sandbox import _ChannelReader, _kill_group, _TailReader, _tree_rss_mb, worker_environment
+from kernelpro.harness.sandbox import worker_environment
 from kernelpro.harness.scorecards import KernelBenchScore
 from kernelpro.harness.stats import speedup_text
-from kernelpro.harness.worker_dirs import make_worker_dir
+from kernelpro.harness.watched import ChannelReader, TailReader, end, start_module, watch
 
 
 @dataclass
@@ -79,21 +75,12 @@ def _children(proc: psutil.Process) -> list[psutil.Process]:
         return []
 
 
-def _start(module: str, fds: tuple[int, ...], job: dict[str, Any], prefix: str) -> tuple[subprocess.Popen, str]:
-    workdir = make_worker_dir(prefix)
+def _environment(workdir: str) -> dict[str, str]:
     env = worker_environment(workdir=workdir)
     # OpenMP's threads spin after each parallel region by default: the idle model's process then takes the cores the
     # other's call runs on (a 0.1 ms call read 6.5 ms from outside on two cores). Waiting passively costs both alike.
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    proc = subprocess.Popen([sys.executable, "-m", module, *map(str, fds)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=workdir,
-                            env=env, pass_fds=fds, start_new_session=True)
-    try:
-        proc.stdin.write(json.dumps(job).encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-    return proc, workdir
+    return env
 
 
 def arena_bytes(wanted: int) -> int:
@@ -116,15 +103,16 @@ def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcom
     # Each model's process gets its own source only; the referee gets the reference's (its inputs), never the
     # candidate's.
     sources = {"reference": {"candidate_source": ""}, "candidate": {"reference_source": ""}}
-    servers = {name: _start("kernelpro.harness.referee_server",
-                            (pipes[name][0][0], pipes[name][1][1], *arenas[name]),
-                            {**job, **sources[name], "serves": name, "referee_input_bytes": any_size},
-                            f"kernelpro-{name}-")
+    servers = {name: start_module("kernelpro.harness.referee_server",
+                                  (pipes[name][0][0], pipes[name][1][1], *arenas[name]),
+                                  {**job, **sources[name], "serves": name, "referee_input_bytes": any_size},
+                                  f"kernelpro-{name}-", _environment)
                for name in ("reference", "candidate")}
     ends = (result_w, *(end for name in ("reference", "candidate")
                         for end in (pipes[name][0][1], pipes[name][1][0], *arenas[name])))
-    referee, referee_dir = _start("kernelpro.harness.referee", ends, {**job, "candidate_source": "", "nonce": nonce},
-                                  "kernelpro-referee-")
+    referee, referee_dir = start_module("kernelpro.harness.referee", ends,
+                                        {**job, "candidate_source": "", "nonce": nonce}, "kernelpro-referee-",
+                                        _environment)
     for (to_r, to_w), (from_r, from_w) in pipes.values():
         for fd in (to_r, to_w, from_r, from_w):
             os.close(fd)
@@ -133,35 +121,25 @@ def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcom
     # Three processes to start and the timing's own cap: never less than the floor a fitted job gets beyond it
     limit_s = max(settings.timeout_s, settings.timeout_floor_s + settings.timing_budget_s)
     deadline = Deadline(settings.model_copy(update={"timeout_s": limit_s}), started, until=job.get("until"))
-    channel = _ChannelReader(result_r, nonce, deadline)
-    readers = {name: _TailReader(proc.stdout, settings.output_tail_bytes) for name, (proc, _) in servers.items()}
-    referee_output = _TailReader(referee.stdout, settings.output_tail_bytes)
+    channel = ChannelReader(result_r, nonce, deadline)
+    readers = {name: TailReader(proc.stdout, settings.output_tail_bytes) for name, (proc, _) in servers.items()}
+    referee_output = TailReader(referee.stdout, settings.output_tail_bytes)
     for reader in (channel, referee_output, *readers.values()):
         reader.start()
-    why = ""
     processes = [referee, *(proc for proc, _ in servers.values())]
-    watched = [psutil.Process(proc.pid) for proc in processes]
-    load = _TreesLoad(watched)
-    while referee.poll() is None:
-        load.sample()
-        if deadline.expired():
-            why = f"timeout: no verdict from the referee {deadline.describe()}"
-            break
-        if any(_tree_rss_mb(p) > settings.memory_limit_mb for p in watched):
-            why = f"memory_limit: a process under the referee passed the {settings.memory_limit_mb} MB limit"
-            break
-        time.sleep(0.05)
-    for proc in processes:
-        _kill_group(proc)
-        proc.wait()
-    for reader in (channel, referee_output, *readers.values()):
-        reader.join(timeout=5)
-    for directory in (referee_dir, *(workdir for _, workdir in servers.values())):
-        shutil.rmtree(directory, ignore_errors=True)
+    load = _TreesLoad([psutil.Process(proc.pid) for proc in processes])
+    stop = watch(processes, deadline.expired, settings.memory_limit_mb, each=load.sample)
+    why = ""
+    if stop is not None and stop.why == "timeout":
+        why = f"timeout: no verdict from the referee {deadline.describe()}"
+    elif stop is not None:
+        why = f"memory_limit: a process under the referee passed the {settings.memory_limit_mb} MB limit"
+    end(processes, [channel, referee_output, *readers.values()],
+        [referee_dir, *(workdir for _, workdir in servers.values())])
     if channel.result is None and not why:
-        tail = referee_output.tail.decode("utf-8", errors="replace")[-1500:]
+        tail = referee_output.text()[-1500:]
         why = f"referee_error: the referee exited with code {referee.returncode} and no report: {tail}"
-    return RefereeOutcome(channel.result, why, readers["candidate"].tail.decode("utf-8", errors="replace"),
+    return RefereeOutcome(channel.result, why, readers["candidate"].text(),
                           time.monotonic() - started, load.other_cores())
 
 

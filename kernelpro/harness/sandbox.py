@@ -7,26 +7,18 @@ limit and a resident-memory limit.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
-import shutil
-import signal
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import psutil
+from typing import Any
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.deadline import Deadline
-from kernelpro.harness.worker_dirs import make_worker_dir, private_environment
+from kernelpro.harness.watched import ChannelReader, TailReader, end, start_module, watch
+from kernelpro.harness.worker_dirs import private_environment
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,111 +75,30 @@ class WorkerOutcome:
         return self.phases[-1] if self.phases else "start-up"
 
 
-class _TailReader(threading.Thread):
-    """Drains a stream, keeping only its last ``keep`` bytes and counting the rest."""
-
-    def __init__(self, stream: Any, keep: int) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.keep = stream, keep
-        self.tail, self.total = b"", 0
-
-    def run(self) -> None:
-        while chunk := self.stream.read1(65536):
-            self.total += len(chunk)
-            self.tail = (self.tail + chunk)[-self.keep:]
-
-
-def json_messages(file: BinaryIO) -> Iterator[dict[str, Any]]:
-    """The JSON objects a worker wrote, one a line, until it closes its end; anything else is skipped."""
-    for line in file:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(message, dict):
-            yield message
-
-
-class _ChannelReader(threading.Thread):
-    """Reads the worker's JSON lines; lines without the job's nonce are ignored."""
-
-    def __init__(self, fd: int, nonce: str, deadline: Deadline) -> None:
-        super().__init__(daemon=True)
-        self.file, self.nonce, self.deadline = os.fdopen(fd, "rb"), nonce, deadline
-        self.phases: list[str] = []
-        self.result: dict[str, Any] | None = None
-
-    def run(self) -> None:
-        for message in json_messages(self.file):
-            if message.get("nonce") != self.nonce:
-                continue
-            self.deadline.observe(message)
-            if "phase" in message:
-                self.phases.append(str(message["phase"]))
-            if "result" in message:
-                self.result = message["result"]
-
-
-def _tree_rss_mb(process: psutil.Process) -> float:
-    total = 0
-    for proc in [process, *process.children(recursive=True)]:
-        try:
-            total += proc.memory_info().rss
-        except psutil.Error:
-            pass
-    return total / (1 << 20)
-
-
 def run_worker(job: dict[str, Any], settings: HarnessSettings) -> WorkerOutcome:
     """Run ``job`` in a new worker and wait for its result, within the time and memory limits."""
     nonce = secrets.token_hex(16)
-    workdir = make_worker_dir("kernelpro-worker-")
     read_fd, write_fd = os.pipe()
     started = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kernelpro.harness.worker", str(write_fd)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        cwd=workdir, env=worker_environment(workdir=workdir), pass_fds=(write_fd,), start_new_session=True,
-    )
+    proc, workdir = start_module("kernelpro.harness.worker", (write_fd,), {**job, "nonce": nonce},
+                                 "kernelpro-worker-", lambda directory: worker_environment(workdir=directory))
     os.close(write_fd)
     deadline = Deadline(settings, started, until=job.get("until"))
-    channel = _ChannelReader(read_fd, nonce, deadline)
-    output = _TailReader(proc.stdout, settings.output_tail_bytes)
+    channel = ChannelReader(read_fd, nonce, deadline)
+    output = TailReader(proc.stdout, settings.output_tail_bytes)
     channel.start()
     output.start()
-    try:
-        proc.stdin.write(json.dumps({**job, "nonce": nonce}).encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
-
     outcome = WorkerOutcome(returncode=None, result=None)
-    watched = psutil.Process(proc.pid)
-    while proc.poll() is None:
-        if deadline.expired():
-            outcome.timed_out, outcome.time_limit = True, deadline.describe()
-            outcome.cut_by_caller = deadline.by_caller()
-            break
-        rss = _tree_rss_mb(watched)
-        if rss > settings.memory_limit_mb:
-            outcome.memory_exceeded_mb = rss
-            break
-        time.sleep(0.05)
-    _kill_group(proc)
-    outcome.returncode = proc.wait()
-    channel.join(timeout=5)
-    output.join(timeout=5)
-    shutil.rmtree(workdir, ignore_errors=True)
+    stop = watch([proc], deadline.expired, settings.memory_limit_mb)
+    if stop is not None and stop.why == "timeout":
+        outcome.timed_out, outcome.time_limit = True, deadline.describe()
+        outcome.cut_by_caller = deadline.by_caller()
+    elif stop is not None:
+        outcome.memory_exceeded_mb = stop.rss_mb
+    end([proc], [channel, output], [workdir])
+    outcome.returncode = proc.returncode
     outcome.result, outcome.phases = channel.result, channel.phases
-    outcome.output_tail = output.tail.decode("utf-8", errors="replace")
+    outcome.output_tail = output.text()
     outcome.output_bytes = output.total
     outcome.elapsed_s = time.monotonic() - started
     return outcome
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the worker and everything it started (they share its process group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -9,19 +9,11 @@ CUDA confinement (``jobs.make_job``), the device lock held alone throughout, a w
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
-import shutil
-import signal
-import subprocess
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-
-import psutil
 
 from kernelpro.config import Settings
 from kernelpro.harness.device_lock import device_lock
@@ -29,9 +21,9 @@ from kernelpro.harness.inline_ahead import InlineAhead
 from kernelpro.harness.jobs import make_job, resolve_device
 from kernelpro.harness.pipeline import lane_devices
 from kernelpro.harness.result import EvalResult, SecondOpinion
-from kernelpro.harness.sandbox import json_messages, worker_environment
+from kernelpro.harness.sandbox import worker_environment
 from kernelpro.harness.second_opinion_stats import call
-from kernelpro.harness.worker_dirs import make_worker_dir
+from kernelpro.harness.watched import ChannelReader, TailReader, end, start_module, watch
 from kernelpro.problem import Problem
 
 # Once the process reached these phases, a hang or a memory kill is the candidate's doing.
@@ -100,84 +92,24 @@ def _inline_section(source: str, settings: Settings) -> dict[str, Any] | None:
         inline.close()
 
 
-class _Tail(threading.Thread):
-    """The process's output, its last ``keep`` bytes kept."""
-
-    def __init__(self, stream: Any, keep: int = 4096) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.keep, self.tail = stream, keep, b""
-
-    def run(self) -> None:
-        while chunk := self.stream.read1(65536):
-            self.tail = (self.tail + chunk)[-self.keep:]
-
-
-class _Channel(threading.Thread):
-    """The JSON lines that carry the job's nonce: phases and the result."""
-
-    def __init__(self, fd: int, nonce: str) -> None:
-        super().__init__(daemon=True)
-        self.file, self.nonce = os.fdopen(fd, "rb"), nonce
-        self.phases: list[str] = []
-        self.result: dict[str, Any] | None = None
-
-    def run(self) -> None:
-        for message in json_messages(self.file):
-            if message.get("nonce") != self.nonce:
-                continue
-            if "phase" in message:
-                self.phases.append(str(message["phase"]))
-            if isinstance(message.get("result"), dict):
-                self.result = message["result"]
-
-
 def run_process(job: dict[str, Any], deadline: float, memory_limit_mb: int) -> Answer:
     """Run the second opinion's process on ``job`` until it answers, ``deadline`` passes (``time.monotonic()``) or
     its processes' resident memory passes ``memory_limit_mb``; everything it started dies with it."""
     nonce = secrets.token_hex(16)
-    workdir = make_worker_dir("kernelpro-second-opinion-")
     read_fd, write_fd = os.pipe()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kernelpro.harness.second_opinion_worker", str(write_fd)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=workdir,
-        env=worker_environment(workdir=workdir), pass_fds=(write_fd,), start_new_session=True)
+    proc, workdir = start_module("kernelpro.harness.second_opinion_worker", (write_fd,), {**job, "nonce": nonce},
+                                 "kernelpro-second-opinion-", lambda directory: worker_environment(workdir=directory))
     os.close(write_fd)
-    channel, output = _Channel(read_fd, nonce), _Tail(proc.stdout)
+    channel, output = ChannelReader(read_fd, nonce), TailReader(proc.stdout, 4096)
     channel.start()
     output.start()
-    try:
-        proc.stdin.write(json.dumps({**job, "nonce": nonce}).encode())
-        proc.stdin.close()
-    except BrokenPipeError:
-        pass
+    stop = watch([proc], lambda: time.monotonic() > deadline, memory_limit_mb, done=lambda: channel.result is not None)
     answer = Answer()
-    watched = psutil.Process(proc.pid)
-    while proc.poll() is None and channel.result is None:
-        if time.monotonic() > deadline:
-            answer.stopped = "no answer within its time limit"
-            break
-        if (rss := _tree_rss_mb(watched)) > memory_limit_mb:
-            answer.stopped = f"stopped at {rss:.0f} MB of host memory, over the {memory_limit_mb} MB limit"
-            break
-        time.sleep(0.05)
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
-    channel.join(timeout=5)
-    output.join(timeout=5)
-    shutil.rmtree(workdir, ignore_errors=True)
+    if stop is not None and stop.why == "timeout":
+        answer.stopped = "no answer within its time limit"
+    elif stop is not None:
+        answer.stopped = f"stopped at {stop.rss_mb:.0f} MB of host memory, over the {memory_limit_mb} MB limit"
+    end([proc], [channel, output], [workdir])
     answer.result, answer.phases = channel.result, channel.phases
-    answer.output_tail = output.tail.decode("utf-8", errors="replace")
+    answer.output_tail = output.text()
     return answer
-
-
-def _tree_rss_mb(process: psutil.Process) -> float:
-    total = 0
-    for proc in [process, *process.children(recursive=True)]:
-        try:
-            total += proc.memory_info().rss
-        except psutil.Error:
-            pass
-    return total / (1 << 20)

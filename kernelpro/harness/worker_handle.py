@@ -25,7 +25,8 @@ from kernelpro.config import HarnessSettings
 from kernelpro.harness.cuda_walls import cuda_confinement
 from kernelpro.harness.deadline import Deadline
 from kernelpro.harness.device_lock import SharedTurn
-from kernelpro.harness.sandbox import WorkerOutcome, _kill_group, _tree_rss_mb, worker_environment
+from kernelpro.harness.sandbox import WorkerOutcome, worker_environment
+from kernelpro.harness.watched import kill_group, tree_rss_mb
 from kernelpro.harness.worker_dirs import make_worker_dir
 from kernelpro.harness.worker_streams import Channel, JobOutput
 
@@ -102,7 +103,7 @@ class LongLivedWorker:
     def stop(self) -> None:
         if self.proc is None:
             return
-        _kill_group(self.proc)
+        kill_group(self.proc)
         self.last_returncode = self.proc.wait()
         # ``jobs`` is missing when a close stops a worker that another thread is still starting
         for stream in (getattr(self, "jobs", None), self.proc.stdout):
@@ -251,7 +252,7 @@ class LongLivedWorker:
             elapsed = time.monotonic() - started
             if self.proc.poll() is not None:
                 # Dead: once its group is gone the channel reaches its end; read what it said before dying.
-                _kill_group(self.proc)
+                kill_group(self.proc)
                 self.channel.join(timeout=OUTPUT_GRACE_S)
                 for message in self._messages(nonce, 0):
                     accepted = accepted or bool(message)
@@ -264,7 +265,7 @@ class LongLivedWorker:
                 outcome.timed_out, outcome.time_limit = True, deadline.describe()
                 outcome.cut_by_caller = deadline.by_caller()
                 break
-            rss = _tree_rss_mb(watched)
+            rss = tree_rss_mb(watched)
             if rss > self.settings.memory_limit_mb:
                 outcome.memory_exceeded_mb = rss
                 break

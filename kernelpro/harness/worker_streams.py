@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from kernelpro.harness.gpu_worker import OUTPUT_MARKER
-from kernelpro.harness.sandbox import json_messages
+from kernelpro.harness.watched import json_messages
 
 
 class JobOutput(threading.Thread):
