@@ -138,6 +138,11 @@ class HarnessSettings(BaseModel):
     (``referee_timing.timer_check``; three standard errors of the rounds' noise are allowed besides)."""
     referee_timer_floor_ms: float = Field(0.02, ge=0)
     """The same allowance's least absolute part, for the host's scheduling noise."""
+    referee_prestart: bool = True
+    """On a GPU, start the referee's three processes (interpreters, torch's import) while the worker judges a
+    timed job, outside the device lock; they get their job only once the worker's verdict is correct and the device
+    is held, so the lock covers their work and not their start-up. Unused, they are killed. The CPU never
+    prestarts: the processes' imports would be other work beside the worker's timing (``contended``)."""
     second_opinion: bool = True
     """Before a run reports a best, time the reference and the best again in a fresh sandboxed process by an
     independent plain method (``harness/second_opinion.py``: host-synchronised calls on fresh inputs, alternating).

@@ -26,7 +26,7 @@ from kernelpro.harness.device_lock import device_lock, locks, shared_until_exclu
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
 from kernelpro.harness.isolation import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
-from kernelpro.harness.referee_run import run_referee, with_referee
+from kernelpro.harness.referee_run import RefereeProcesses, run_referee, start_referee, with_referee
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding
 from kernelpro.harness.sandbox import run_worker
 from kernelpro.harness.worker_handle import LongLivedWorker, WorkerStartError
@@ -112,16 +112,28 @@ class Lane:
             job["inline"] = inline
         if until is not None:
             job["until"] = until  # the caller's end: the job stops there (``Deadline``)
+        prestarted = self.prestart_referee(timing)
         try:
             if self.worker is not None and self.worker.proc is None:
                 self.worker.start()  # outside the device lock: a start measures nothing
             if timing and self.shares_until_timing():
-                result = self.run_shared_until_timing({**job, "share_until_timing": True})
+                result = self.run_shared_until_timing({**job, "share_until_timing": True}, prestarted)
             else:
-                result = self.run(job)
+                result = self.run(job, prestarted)
         except WorkerStartError as exc:
             return EvalResult(status="runtime_error", reason="worker_error", message=str(exc), guards=found)
+        finally:
+            if prestarted is not None:
+                prestarted.discard()  # unused (the verdict was not correct); once used, nothing is left
         return self.verdict(result, found)
+
+    def prestart_referee(self, timing: bool) -> RefereeProcesses | None:
+        """The referee's processes started now, outside the device lock, for a timed job on a GPU
+        (``harness.referee_prestart``)."""
+        harness = self.settings.harness
+        if not (timing and harness.referee and harness.referee_prestart and self.device.startswith("cuda")):
+            return None
+        return start_referee(harness)
 
     def shares_until_timing(self) -> bool:
         """``harness.share_until_timing``, where it applies: a long-lived worker (whose protocol carries the turn)
@@ -129,23 +141,24 @@ class Lane:
         harness = self.settings.harness
         return harness.share_until_timing and self.worker is not None and locks(self.device, harness)
 
-    def run(self, job: dict[str, Any]) -> EvalResult:
+    def run(self, job: dict[str, Any], prestarted: RefereeProcesses | None = None) -> EvalResult:
         """One job in the worker, the device lock held alone throughout."""
         with device_lock(self.device, self.settings.harness) as waited:
             outcome = self.worker.run(job) if self.worker else run_worker(job, self.settings.harness)
-            result = self.refereed(job, classify(outcome, self.settings))
+            result = self.refereed(job, classify(outcome, self.settings), prestarted)
         self.lock_wait_s += waited
         return result
 
-    def refereed(self, job: dict[str, Any], result: EvalResult) -> EvalResult:
-        """A correct verdict confirmed, and its speed measured, on the trusted side (``harness.referee``); called
-        with the device held alone."""
+    def refereed(self, job: dict[str, Any], result: EvalResult,
+                 prestarted: RefereeProcesses | None = None) -> EvalResult:
+        """A correct verdict confirmed, and its speed measured, on the trusted side (``harness.referee``), by the
+        ``prestarted`` processes where there are some; called with the device held alone."""
         if not self.settings.harness.referee or result.status != "ok":
             return result
         harness = self.settings.harness
-        return with_referee(result, run_referee(job, harness), harness.cpu_contention_cores)
+        return with_referee(result, run_referee(job, harness, prestarted), harness.cpu_contention_cores)
 
-    def run_shared_until_timing(self, job: dict[str, Any]) -> EvalResult:
+    def run_shared_until_timing(self, job: dict[str, Any], prestarted: RefereeProcesses | None = None) -> EvalResult:
         """One job with the device lock held shared until the job asks for it alone, to time."""
         with shared_until_exclusive(self.device, self.settings.harness) as turn:
             outcome = self.worker.run(job, turn)
@@ -161,13 +174,13 @@ class Lane:
                               message="the job timed without holding the device alone; the verdict is void")
         if result.out_of_gpu_memory:
             # other lanes' jobs held memory beside it: judged again, the device held alone from the start
-            again = self.run({k: v for k, v in job.items() if k != "share_until_timing"})
+            again = self.run({k: v for k, v in job.items() if k != "share_until_timing"}, prestarted)
             again.details["judged_alone_after"] = result.message[:300]
             again.elapsed_s = round((again.elapsed_s or 0.0) + (result.elapsed_s or 0.0), 3)
             return again
         if self.settings.harness.referee and result.status == "ok":
             with device_lock(self.device, self.settings.harness) as waited:
-                result = self.refereed(job, result)
+                result = self.refereed(job, result, prestarted)
             self.lock_wait_s += waited
         return result
 

@@ -1,8 +1,10 @@
 """The referee's processes, from the judge's side, and what their report makes of the worker's verdict.
 
-``run_referee`` starts the referee (``referee.py``: the inputs, the comparison, the verdict) and one process per
+``start_referee`` starts the referee (``referee.py``: the inputs, the comparison, the verdict) and one process per
 model (``referee_server.py``: the reference alone, the candidate alone), joined by pipes that only they hold,
-each in a working directory, session and sandbox of its own, under the job's time and memory limits.
+each in a working directory, session and sandbox of its own; they wait for their job, which ``run_referee`` gives
+them (on a GPU, the pipeline starts them while the worker judges: ``harness.referee_prestart``) and watches
+under the job's time and memory limits.
 ``with_referee`` then decides: a worker's correct verdict stands only as the referee confirms it, and its speed
 is the referee's.
 """
@@ -12,8 +14,9 @@ from __future__ import annotations
 import os
 import resource
 import secrets
+import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
@@ -26,7 +29,7 @@ from kernelpro.harness.result import EvalResult, GuardFinding, Timing
 from kernelpro.harness.sandbox import worker_environment
 from kernelpro.harness.scorecards import KernelBenchScore
 from kernelpro.harness.stats import speedup_text
-from kernelpro.harness.watched import ChannelReader, TailReader, end, start_module, watch
+from kernelpro.harness.watched import ChannelReader, TailReader, end, send_job, start_module, watch
 
 
 @dataclass
@@ -91,42 +94,86 @@ def arena_bytes(wanted: int) -> int:
     return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard // 16)
 
 
-def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcome:
-    """The referee's report on ``job`` (the worker's job), or why none came."""
-    nonce = secrets.token_hex(16)
-    pipes = {name: (os.pipe(), os.pipe()) for name in ("reference", "candidate")}  # (to it, from it)
+MODELS = ("reference", "candidate")
+
+
+@dataclass
+class RefereeProcesses:
+    """The referee and the processes serving its two models, started and joined by their pipes and arenas, waiting
+    for their job on stdin (``start_referee``): a job given to ``run_referee`` or, unused, ``discard``-ed."""
+
+    referee: subprocess.Popen
+    referee_dir: str
+    servers: dict[str, tuple[subprocess.Popen, str]]
+    result_fd: int
+    input_bytes: int
+    outputs: dict[str, TailReader] = field(default_factory=dict)
+    taken: bool = False
+
+    @property
+    def processes(self) -> list[subprocess.Popen]:
+        return [self.referee, *(proc for proc, _ in self.servers.values())]
+
+    @property
+    def directories(self) -> list[str]:
+        return [self.referee_dir, *(workdir for _, workdir in self.servers.values())]
+
+    def discard(self) -> None:
+        """Kill them unused (nothing of a job reached them); once they have served ``run_referee``, nothing."""
+        if not self.taken:
+            self.taken = True
+            end(self.processes, list(self.outputs.values()), self.directories)
+            os.close(self.result_fd)
+
+
+def start_referee(settings: HarnessSettings) -> RefereeProcesses:
+    """The referee's three processes, started with no job yet: they import what they need and wait for one."""
+    pipes = {name: (os.pipe(), os.pipe()) for name in MODELS}  # (to it, from it)
     any_size = settings.memory_limit_mb << 20
     arena_size = arena_bytes(any_size)
     arenas = {name: (make_arena_fd(arena_size), make_arena_fd(arena_size)) for name in pipes}  # (to it, from it)
     result_r, result_w = os.pipe()
-    started = time.monotonic()
-    # Each model's process gets its own source only; the referee gets the reference's (its inputs), never the
-    # candidate's.
-    sources = {"reference": {"candidate_source": ""}, "candidate": {"reference_source": ""}}
     servers = {name: start_module("kernelpro.harness.referee_server",
-                                  (pipes[name][0][0], pipes[name][1][1], *arenas[name]),
-                                  {**job, **sources[name], "serves": name, "referee_input_bytes": any_size},
+                                  (pipes[name][0][0], pipes[name][1][1], *arenas[name]), None,
                                   f"kernelpro-{name}-", _environment)
-               for name in ("reference", "candidate")}
-    ends = (result_w, *(end for name in ("reference", "candidate")
-                        for end in (pipes[name][0][1], pipes[name][1][0], *arenas[name])))
-    referee, referee_dir = start_module("kernelpro.harness.referee", ends,
-                                        {**job, "candidate_source": "", "nonce": nonce}, "kernelpro-referee-",
-                                        _environment)
+               for name in MODELS}
+    ends = (result_w, *(end for name in MODELS for end in (pipes[name][0][1], pipes[name][1][0], *arenas[name])))
+    referee, referee_dir = start_module("kernelpro.harness.referee", ends, None, "kernelpro-referee-", _environment)
     for (to_r, to_w), (from_r, from_w) in pipes.values():
         for fd in (to_r, to_w, from_r, from_w):
             os.close(fd)
     for fd in (result_w, *(fd for pair in arenas.values() for fd in pair)):
         os.close(fd)
+    started = RefereeProcesses(referee, referee_dir, servers, result_r, any_size)
+    # drained from the start: a process that fills its output pipe while it waits would block
+    started.outputs = {"referee": TailReader(referee.stdout, settings.output_tail_bytes),
+                       **{name: TailReader(proc.stdout, settings.output_tail_bytes)
+                          for name, (proc, _) in servers.items()}}
+    for reader in started.outputs.values():
+        reader.start()
+    return started
+
+
+def run_referee(job: dict[str, Any], settings: HarnessSettings,
+                started: RefereeProcesses | None = None) -> RefereeOutcome:
+    """The referee's report on ``job`` (the worker's job), or why none came; by ``started`` processes
+    (``start_referee``, earlier), else by processes started now."""
+    began = time.monotonic()
+    started = started if started is not None and not started.taken else start_referee(settings)
+    started.taken = True
+    nonce = secrets.token_hex(16)
+    # Each model's process gets its own source only; the referee gets the reference's (its inputs), never the
+    # candidate's.
+    sources = {"reference": {"candidate_source": ""}, "candidate": {"reference_source": ""}}
+    for name, (proc, _) in started.servers.items():
+        send_job(proc, {**job, **sources[name], "serves": name, "referee_input_bytes": started.input_bytes})
+    send_job(started.referee, {**job, "candidate_source": "", "nonce": nonce})
     # Three processes to start and the timing's own cap: never less than the floor a fitted job gets beyond it
     limit_s = max(settings.timeout_s, settings.timeout_floor_s + settings.timing_budget_s)
-    deadline = Deadline(settings.model_copy(update={"timeout_s": limit_s}), started, until=job.get("until"))
-    channel = ChannelReader(result_r, nonce, deadline)
-    readers = {name: TailReader(proc.stdout, settings.output_tail_bytes) for name, (proc, _) in servers.items()}
-    referee_output = TailReader(referee.stdout, settings.output_tail_bytes)
-    for reader in (channel, referee_output, *readers.values()):
-        reader.start()
-    processes = [referee, *(proc for proc, _ in servers.values())]
+    deadline = Deadline(settings.model_copy(update={"timeout_s": limit_s}), began, until=job.get("until"))
+    channel = ChannelReader(started.result_fd, nonce, deadline)
+    channel.start()
+    processes = started.processes
     load = _TreesLoad([psutil.Process(proc.pid) for proc in processes])
     stop = watch(processes, deadline.expired, settings.memory_limit_mb, each=load.sample)
     why = ""
@@ -134,13 +181,12 @@ def run_referee(job: dict[str, Any], settings: HarnessSettings) -> RefereeOutcom
         why = f"timeout: no verdict from the referee {deadline.describe()}"
     elif stop is not None:
         why = f"memory_limit: a process under the referee passed the {settings.memory_limit_mb} MB limit"
-    end(processes, [channel, referee_output, *readers.values()],
-        [referee_dir, *(workdir for _, workdir in servers.values())])
+    end(processes, [channel, *started.outputs.values()], started.directories)
     if channel.result is None and not why:
-        tail = referee_output.text()[-1500:]
-        why = f"referee_error: the referee exited with code {referee.returncode} and no report: {tail}"
-    return RefereeOutcome(channel.result, why, readers["candidate"].text(),
-                          time.monotonic() - started, load.other_cores())
+        tail = started.outputs["referee"].text()[-1500:]
+        why = f"referee_error: the referee exited with code {started.referee.returncode} and no report: {tail}"
+    return RefereeOutcome(channel.result, why, started.outputs["candidate"].text(),
+                          time.monotonic() - began, load.other_cores())
 
 
 def with_referee(result: EvalResult, outcome: RefereeOutcome, contention_cores: float = float("inf")) -> EvalResult:

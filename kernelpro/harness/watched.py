@@ -79,20 +79,27 @@ class TailReader(threading.Thread):
         return self.tail.decode("utf-8", errors="replace")
 
 
-def start_module(module: str, fds: Sequence[int], job: dict[str, Any], prefix: str,
+def start_module(module: str, fds: Sequence[int], job: dict[str, Any] | None, prefix: str,
                  environment: Callable[[str], dict[str, str]]) -> tuple[subprocess.Popen, str]:
     """``python -m module FD...`` in a new directory named from ``prefix``, with ``environment(directory)``, the
-    ``fds`` passed to it, in a session of its own; ``job`` written to its stdin. The process and its directory."""
+    ``fds`` passed to it, in a session of its own; ``job`` written to its stdin (None: later, by ``send_job``).
+    The process and its directory."""
     workdir = make_worker_dir(prefix)
     proc = subprocess.Popen([sys.executable, "-m", module, *map(str, fds)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=workdir,
                             env=environment(workdir), pass_fds=tuple(fds), start_new_session=True)
+    if job is not None:
+        send_job(proc, job)
+    return proc, workdir
+
+
+def send_job(proc: subprocess.Popen, job: dict[str, Any]) -> None:
+    """``job`` on the process's stdin, which is then closed: a process reads its whole job before it starts it."""
     try:
         proc.stdin.write(json.dumps(job).encode())
         proc.stdin.close()
     except BrokenPipeError:  # it ended already: its exit code and output say why
         pass
-    return proc, workdir
 
 
 def tree_rss_mb(process: psutil.Process) -> float:

@@ -3,11 +3,13 @@ process says. Real processes throughout (the referee and one per model), on the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kernelpro.harness.jobs import make_job
 from kernelpro.harness.judge import judge
-from kernelpro.harness.referee_run import run_referee, with_referee
+from kernelpro.harness.referee_run import run_referee, start_referee, with_referee
 from kernelpro.harness.referee_timing import Outside, timer_check
 from kernelpro.harness.result import EvalResult
 from kernelpro.harness.scorecards import kernelbench_score
@@ -92,6 +94,26 @@ def test_bytes_forged_onto_every_descriptor_of_the_candidates_process_decide_not
 def test_a_candidate_whose_process_exits_gets_no_verdict_but_its_failure(settings):
     result = with_referee(forged_ok(), referee_report(candidate("fault_os_exit"), settings))
     assert (result.status, result.reason) == ("runtime_error", "exited")
+
+
+def test_processes_started_before_their_job_wait_for_it_and_judge_it_or_die_unused(settings):
+    """``harness.referee_prestart``: the three processes start with no job (no candidate code, no sources), wait,
+    judge the job given later as they would have from the start, and are killed unused otherwise."""
+    import psutil
+
+    waiting = start_referee(settings.harness)
+    processes = [psutil.Process(proc.pid) for proc in waiting.processes]
+    assert len(processes) == 3 and all(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes)
+    job = make_job(problem("scale_relu"), candidate("honest_scale_relu"), "cpu", settings, True)
+    outcome = run_referee(job, settings.harness, waiting)
+    assert outcome.report["status"] == "ok", outcome
+    assert waiting.taken and not any(proc.poll() is None for proc in waiting.processes)
+
+    unused = start_referee(settings.harness)
+    unused.discard()
+    assert all(proc.poll() is not None for proc in unused.processes)
+    assert not any(Path(d).exists() for d in unused.directories)
+    unused.discard()  # a second time: nothing left to do
 
 
 def test_a_correctness_only_judgment_is_confirmed_without_timing(settings):
