@@ -22,18 +22,25 @@ from kernelpro.tools.profiling.diagnosers.signals import (
     duration,
     evidence,
     finding,
+    pct,
 )
 from kernelpro.tools.profiling.findings import Finding
 from kernelpro.tools.profiling.gpu_specs import GpuSpecs
+from kernelpro.tools.profiling.limiter import Limiter, read_limiter
 from kernelpro.tools.profiling.metrics import KernelMetrics
 from kernelpro.tools.profiling.program_advice import unfused_streams
 from kernelpro.tools.profiling.roofline import Roofline, classify
+from kernelpro.tools.profiling.roofs import ROOF_LABELS
 
 # Kernels diagnosed in a program: the top ones, and beyond them every kernel with at least HOT_SHARE of the GPU
 # time (up to MAX_DIAGNOSED); the rest are listed with their time share only.
 TOP_KERNELS = 5
 HOT_SHARE = 0.03
 MAX_DIAGNOSED = 12
+# A kernel with at least this share of the program's GPU time is where an optimisation pays: it never gets "no
+# specific bottleneck" but what limits it from its metrics (limiter.py) whenever no diagnoser names a cause. A
+# fifth: speeding up a smaller one twofold gains under a tenth of the program, Amdahl's bound.
+HOT_KERNEL_SHARE = 0.2
 # Findings rendered in full per kernel (the rest are named): keeps a kernel to a few hundred words.
 RENDERED_FINDINGS = 3
 RENDERED_ADVICE = 3
@@ -50,6 +57,12 @@ class KernelDiagnosis(BaseModel):
     sm_clock_hz: float | None = None
     roofline: Roofline
     findings: list[Finding] = Field(default_factory=list)  # ranked, cause before symptom
+    limiter: Limiter  # what limits it from its metrics alone, shown when no finding explains it and it is hot
+    share: float | None = None  # of its program's GPU time; None diagnosed alone
+
+    @property
+    def hot(self) -> bool:
+        return self.share is not None and self.share >= HOT_KERNEL_SHARE
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump()
@@ -61,8 +74,10 @@ class KernelDiagnosis(BaseModel):
         clock = f" at {self.sm_clock_hz / 1e9:.2f} GHz" if self.sm_clock_hz else ""
         took = f": {duration(self.duration_ns)}{clock}" if self.duration_ns else ""
         lines = [f"{self.name} (launch {self.launch}){took}", f"Roofline: {self.roofline.summary}"]
-        if not self.findings:
-            lines.append("No specific bottleneck found among the diagnosers this class runs"
+        if not self.findings and self.hot:
+            lines += self.limiter.render_lines()
+        elif not self.findings:
+            lines.append("No specific bottleneck found among the diagnosers this class runs" + self._closest()
                          + ("; near its roof, the levers are:" if self.roofline.roof_advice else "."))
             lines += [f"   - {advice}" for advice in self.roofline.roof_advice]
         lines += [render_finding(f, i) for i, f in enumerate(self.findings[:max_findings], 1)]
@@ -70,6 +85,13 @@ class KernelDiagnosis(BaseModel):
         if rest:
             lines.append("Also: " + ", ".join(f"{f.id} (impact {f.impact:.0%})" for f in rest))
         return "\n".join(lines)
+
+    def _closest(self) -> str:
+        roof, level = self.roofline.roof, self.roofline.roof_pct
+        if roof is None or level is None:
+            return ""
+        label = ROOF_LABELS[roof].format(precision=self.roofline.precision)
+        return f"; it is closest to {label} at {pct(level)} of peak"
 
 
 class KernelGroup(BaseModel):
@@ -87,7 +109,8 @@ class KernelGroup(BaseModel):
         if self.diagnosis:
             diagnosis = self.diagnosis.to_dict()
             entry |= {"launch": diagnosis["launch"], "duration_ns": diagnosis["duration_ns"],
-                      "roofline": diagnosis["roofline"], "findings": diagnosis["findings"]}
+                      "roofline": diagnosis["roofline"], "findings": diagnosis["findings"],
+                      "limiter": diagnosis["limiter"]}
         return entry
 
 
@@ -140,13 +163,16 @@ def render_finding(f: Finding, number: int) -> str:
     return "\n".join(lines)
 
 
-def diagnose(kernel: KernelMetrics, gpu: GpuSpecs, only: Iterable[str] | None = None) -> KernelDiagnosis:
-    """Classify one launch, run the diagnosers its class makes relevant (or `only` these ids), rank findings."""
+def diagnose(kernel: KernelMetrics, gpu: GpuSpecs, only: Iterable[str] | None = None,
+             share: float | None = None) -> KernelDiagnosis:
+    """Classify one launch, run the diagnosers its class makes relevant (or `only` these ids), rank findings;
+    ``share``: of its program's GPU time."""
     roofline = classify(kernel, gpu)
     ids = tuple(only) if only is not None else roofline.diagnoser_ids()
     findings = [f for id in ids for f in DIAGNOSERS[id](kernel, gpu)]
     return KernelDiagnosis(name=kernel.name, launch=kernel.launch, duration_ns=kernel.duration_ns,
-                           sm_clock_hz=kernel.sm_clock_hz, roofline=roofline, findings=rank_findings(findings))
+                           sm_clock_hz=kernel.sm_clock_hz, roofline=roofline, findings=rank_findings(findings),
+                           limiter=read_limiter(kernel, roofline), share=share)
 
 
 def diagnose_program(kernels: Sequence[KernelMetrics], gpu: GpuSpecs, top: int = TOP_KERNELS) -> ProgramDiagnosis:
@@ -161,7 +187,7 @@ def diagnose_program(kernels: Sequence[KernelMetrics], gpu: GpuSpecs, top: int =
         share = spent / total_ns if total_ns else 0.0
         hot = rank < top or (share >= HOT_SHARE and rank < MAX_DIAGNOSED)
         result.append(KernelGroup(name=name, launches=len(launches), total_ns=spent, share=share,
-                                  diagnosis=diagnose(_median_launch(launches), gpu) if hot else None))
+                                  diagnosis=diagnose(_median_launch(launches), gpu, share=share) if hot else None))
     return ProgramDiagnosis(total_ns=total_ns, launches=len(kernels), kernels=result,
                             findings=_program_launch_overhead(kernels, total_ns) + unfused_streams(
                                 [(g.name, g.total_ns, g.diagnosis.roofline) for g in result if g.diagnosis],

@@ -15,6 +15,9 @@ from pydantic import BaseModel, Field
 from kernelpro.harness.compile.toolchain import find_tool
 
 CLOCK_METRIC = "gpc__cycles_elapsed.avg.per_second"
+STALL_REASONS = ("barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
+                 "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected",
+                 "short_scoreboard", "sleeping", "tex_throttle", "wait")
 STAGE1_METRICS = (
     "gpu__time_duration.sum", CLOCK_METRIC, "dram__cycles_elapsed.avg.per_second",
     # speed of light
@@ -22,8 +25,21 @@ STAGE1_METRICS = (
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+    # the busiest pipe (elapsed time, as the compute and tensor-core diagnosers read them) and the tensor cores
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed",
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    # a matrix product on the CUDA cores: FFMAs against all instructions and against shared-memory loads
+    "smsp__inst_executed.sum", "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smsp__cycles_elapsed.avg", "sm__cycles_active.avg", "sm__cycles_elapsed.avg",
     # launch statistics and occupancy
     "launch__grid_size", "launch__block_size", "launch__registers_per_thread", "launch__shared_mem_per_block_static",
     "launch__shared_mem_per_block_dynamic", "launch__waves_per_multiprocessor", "launch__sm_count",
@@ -36,6 +52,8 @@ STAGE1_METRICS = (
     "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    # warp stall reasons: what a latency-bound kernel waits for (every architecture from Volta has these)
+    *(f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio" for reason in STALL_REASONS),
 )
 
 

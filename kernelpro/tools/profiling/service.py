@@ -112,9 +112,11 @@ class ProfiledProgram(BaseModel):
             return f"no ncu metrics ({self.profile.error_kind or 'not profiled'})"
         for finding in self.diagnosis.findings:
             return finding.title
-        for group in self.diagnosis.kernels:
+        for group in self.diagnosis.kernels:  # by GPU time: a hot kernel is never left without a word
             if group.diagnosis and group.diagnosis.findings:
                 return f"{group.name}: {group.diagnosis.findings[0].title}"
+            if group.diagnosis and group.diagnosis.hot:
+                return f"{group.name}: {group.diagnosis.limiter.title}"
         return "no bottleneck found"
 
 
