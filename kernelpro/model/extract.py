@@ -114,6 +114,8 @@ def region_problem(graph_module: Any, region: Region, infos: dict[str, ValueInfo
 
     from kernelpro.model.splice_runtime import region_tensors
 
+    if not region.inputs:
+        raise ExtractError("the region reads no input: it computes the same values on every call")
     nodes = {node.name: node for node in graph_module.graph.nodes}
     graph, env = torch.fx.Graph(), {}
     for name in region.inputs:

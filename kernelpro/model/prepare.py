@@ -36,7 +36,7 @@ def prepare(source: ModelSource, directory: Path, device: str, top: int, depth: 
         model, inputs = model.to(device), _on(device, inputs)
     except Exception as error:  # noqa: BLE001 - the user's code: told as such
         raise ModelFailed(f"the model failed to build ({type(error).__name__}: {error})") from None
-    graph_module = trace(model)
+    graph_module = trace(model, inputs)
     try:
         infos, _ = observe(graph_module, inputs)
     except Exception as error:  # noqa: BLE001

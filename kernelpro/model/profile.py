@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelpro.model.regions import COMPUTE_OPS, Region
+from kernelpro.model.regions import COMPUTE_OPS, Region, module_paths
 
 RANGE_PREFIX = "kp_node::"
 
@@ -134,7 +134,6 @@ def attribute(graph_module: Any, regions: list[Region], times: dict[str, float])
     modules: dict[str, float] = {}
     for node in graph_module.graph.nodes:
         if node.name in times:
-            for path in (node.meta.get("nn_module_stack") or {}):
-                if path:
-                    modules[path] = modules.get(path, 0.0) + times[node.name]
+            for path in module_paths(node):
+                modules[path] = modules.get(path, 0.0) + times[node.name]
     return ModelProfile(total_us=total, regions=rows, modules=modules)

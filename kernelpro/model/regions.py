@@ -6,6 +6,8 @@ at ``depth`` (``blocks.0`` at depth 1; the operations the root's own ``forward``
 regions of their own). Every value that crosses a region's edge must be a tensor, since a region becomes a
 problem whose inputs ``get_inputs`` draws: a region fed a number (a shape read elsewhere) joins the one before it.
 Tracing is deterministic, so the same model code traced again (in the judge's worker) has the same node names.
+A ``transformers`` model is exported instead (``torch.export`` at one forward call's inputs, ATen operations, no
+``torch.nn`` leaf): ``splice_runtime.trace`` decides which, for kernelpro and the patched model alike.
 """
 
 from __future__ import annotations
@@ -41,21 +43,42 @@ class Region:
                    outputs=list(data["outputs"]))
 
 
-def trace(model: Any) -> Any:
-    """The model as a ``torch.fx.GraphModule``; a model fx cannot trace is a ``TraceError`` naming the cause."""
-    import torch.fx
+def trace(model: Any, example_inputs: list[Any] | None = None) -> Any:
+    """The model as a ``torch.fx.GraphModule`` (``example_inputs``: one forward call's, which an exported model is
+    traced at); a model that cannot be traced is a ``TraceError`` naming the cause."""
+    from kernelpro.model.splice_runtime import trace as traced
+    from kernelpro.model.splice_runtime import traced_by_export
 
     try:
-        return torch.fx.symbolic_trace(model)
+        return traced(model, example_inputs)
     except Exception as error:  # noqa: BLE001 - any tracing failure is the model's shape, told as such
-        raise TraceError(f"torch.fx cannot trace this model ({type(error).__name__}: {str(error)[:300]}); "
-                         "control flow on tensor values, or calls fx cannot follow, stop it") from None
+        cause = f"{type(error).__name__}: {str(error).strip()[:300]}"
+        if traced_by_export(model):
+            raise TraceError(f"torch.export cannot trace this transformers model ({_model_types(model)}): "
+                             f"{cause}") from None
+        raise TraceError(f"torch.fx cannot trace this model ({cause}); control flow on tensor values, or calls fx "
+                         "cannot follow, stop it") from None
+
+
+def _model_types(model: Any) -> str:
+    """The ``model_type`` of each ``transformers`` model inside ``model`` (its class name where none)."""
+    found = [getattr(getattr(module, "config", None), "model_type", None) or type(module).__name__
+             for module in model.modules() if hasattr(module, "config") and hasattr(module, "base_model_prefix")]
+    return ", ".join(dict.fromkeys(found)) or type(model).__name__
+
+
+def module_paths(node: Any) -> list[str]:
+    """The paths of the modules that ran ``node``, outermost first, the root's own "" left out. fx records them as
+    the keys of ``nn_module_stack``; torch.export as the first item of its values."""
+    stack = node.meta.get("nn_module_stack") or {}
+    paths = [value[0] if isinstance(value, tuple) else key for key, value in stack.items()]
+    return [path for path in paths if path]
 
 
 def owner_of(node: Any, depth: int) -> str:
     """The path of the module ``depth`` calls deep that ran ``node`` (the deepest, if fewer; "" for the root's
-    own operations). fx records the modules called, outermost first: ``blocks.0``, then ``blocks.0.fc``."""
-    stack = [path for path in (node.meta.get("nn_module_stack") or {}) if path]
+    own operations): ``blocks.0``, then ``blocks.0.fc``."""
+    stack = module_paths(node)
     return stack[min(depth, len(stack)) - 1] if stack else ""
 
 

@@ -171,8 +171,9 @@ class Model(torch.nn.Module):
         super().__init__()
         import json
 
-        settings = json.loads(CONFIG)
-        self.model = AutoModel.from_config(AutoConfig.for_model(**settings))
+        config = AutoConfig.for_model(**json.loads(CONFIG))
+        config.use_cache = False  # one forward over the whole sequence: no key-value cache to keep
+        self.model = AutoModel.from_config(config).eval()  # no dropout: as it serves
 
     def forward(self, input_ids):
         return self.model(input_ids=input_ids).last_hidden_state

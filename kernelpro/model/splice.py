@@ -3,9 +3,10 @@ file that is itself a KernelBench-format candidate (``ModelNew``) of the whole m
 
 Its ``ModelNew`` builds the original model with the same arguments (so, under the judge's seed, the same
 weights), traces it with torch.fx, gives each winner its region's weights and puts it in the region's place
-(``splice_runtime``, pasted in whole). Each winner's code keeps its own names behind a prefix, so two winners'
-``ModelNew`` (and their helpers) do not collide; the original ``Model`` is renamed, as the judge wants of a
-candidate.
+(``splice_runtime``, pasted in whole). A model ``splice_runtime`` exports instead (a ``transformers`` model) is
+traced and spliced at its first call, at that call's inputs, on the device they are on. Each winner's code keeps
+its own names behind a prefix, so two winners' ``ModelNew`` (and their helpers) do not collide; the original
+``Model`` is renamed, as the judge wants of a candidate.
 """
 
 from __future__ import annotations
@@ -137,8 +138,14 @@ class ModelNew(torch.nn.Module):
     def __init__(self{params}):
         super().__init__()
         original = {original.class_name}({original.init_arguments})
-        self.spliced = splice_all(original, [{pairs_text}])
+        winners = [{pairs_text}]
+        if traced_by_export(original):  # traced at the first call's inputs, on their device
+            self.original, self.winners, self.spliced = original, torch.nn.ModuleList(m for _, m in winners), None
+        else:
+            self.spliced = splice_all(original, winners)
 
     def forward(self, *inputs):
+        if self.spliced is None:
+            self.spliced = splice_all(self.original, list(zip(REGIONS, self.winners)), inputs)
         return self.spliced(*inputs)
 '''

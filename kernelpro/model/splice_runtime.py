@@ -3,13 +3,37 @@
 ``kernelpro model`` pastes this module's source into every ``patched_model.py`` it writes, so the patched model
 imports nothing but torch and what its regions' code imports; kernelpro itself splices with the same functions.
 A region is given by the node names of the model's ``torch.fx`` trace, which are the same each time the same
-model code is traced.
+model code is traced. A ``transformers`` model cannot be traced by ``torch.fx.symbolic_trace`` (its forward branches
+on its inputs), so it is traced by ``torch.export`` at one forward call's inputs, into ATen operations: the graph
+holds the shapes of those inputs (never their values), so the same shapes give the same graph.
 """
 
 import operator
 
 import torch
 import torch.fx
+
+
+def traced_by_export(model):
+    """Whether ``model`` is, or holds, a ``transformers`` model (told by its classes' names: no import)."""
+    return any(kind.__name__ == "PreTrainedModel" and kind.__module__.startswith("transformers.")
+               for module in model.modules() for kind in type(module).__mro__)
+
+
+def trace(model, example_inputs=None):
+    """The model as a ``torch.fx.GraphModule``: exported at ``example_inputs`` where ``traced_by_export``, else
+    ``torch.fx.symbolic_trace``."""
+    if not traced_by_export(model):
+        return torch.fx.symbolic_trace(model)
+    if example_inputs is None:
+        raise ValueError("a transformers model is traced at one forward call's inputs: give example_inputs")
+    from torch.export import export
+
+    program = export(model, tuple(example_inputs), strict=False)
+    try:
+        return program.module(check_guards=False)  # the inputs' shapes are the judge's; no guard node in the graph
+    except TypeError:  # a torch whose unlifted module has no guards to leave out
+        return program.module()
 
 
 def region_tensors(graph_module, region):
@@ -66,11 +90,14 @@ def load_weights(module, tensors):
     return module
 
 
-def splice(graph_module, region, module, name):
+def splice(graph_module, region, module, name, spliced_outputs=None):
     """Replace the region's nodes by one call of ``module`` (added as submodule ``name``), which takes the
-    region's inputs in order and returns its output, or a tuple of its outputs."""
+    region's inputs in order and returns its output, or a tuple of its outputs. ``spliced_outputs``: the nodes
+    that stand for the outputs of regions spliced before, by their old names (a region reads its neighbour's),
+    this region's added."""
     graph = graph_module.graph
     nodes = {node.name: node for node in graph.nodes}
+    nodes.update(spliced_outputs or {})
     inside = set(region["nodes"])
     graph_module.add_submodule(name, module)
     with graph.inserting_before(nodes[region["nodes"][0]]):
@@ -83,6 +110,8 @@ def splice(graph_module, region, module, name):
                 results.insert(0, graph.call_function(operator.getitem, (call, index)))
     for output, result in zip(region["outputs"], results, strict=True):
         nodes[output].replace_all_uses_with(result, delete_user_cb=lambda user: user.name not in inside)
+        if spliced_outputs is not None:
+            spliced_outputs[output] = result
     for node_name in reversed(region["nodes"]):
         graph.erase_node(nodes[node_name])
     graph.lint()
@@ -90,11 +119,13 @@ def splice(graph_module, region, module, name):
     return graph_module
 
 
-def splice_all(model, winners):
-    """The model traced, with each ``(region, module)`` of ``winners`` given the region's weights and spliced in."""
-    graph_module = torch.fx.symbolic_trace(model)
+def splice_all(model, winners, example_inputs=None):
+    """The model traced (``trace``), with each ``(region, module)`` of ``winners`` given the region's weights and
+    spliced in."""
+    graph_module = trace(model, example_inputs)
+    spliced_outputs = {}
     for index, (region, module) in enumerate(winners):
         load_weights(module, region_tensors(graph_module, region))
-        splice(graph_module, region, module, f"spliced_{index}")
+        splice(graph_module, region, module, f"spliced_{index}", spliced_outputs)
     graph_module.delete_all_unused_submodules()
     return graph_module

@@ -75,3 +75,25 @@ def test_a_resumed_model_run_gives_its_suite_only_new_totals():
     assert new == ["--policy", "recipes", "--max-iters", "2", "--time-budget", "1h", "--usd-budget", "0.5",
                    "--no-memory"]
     assert resumed == ["--time-budget", "1h", "--usd-budget", "0.5"]
+
+
+def test_a_tiny_gpt2_from_its_config_is_exported_optimised_and_judged_end_to_end(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    config = tmp_path / "gpt2"
+    transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=128, n_positions=64).save_pretrained(config)
+    env, runs = {**environment(tmp_path), "HF_HUB_OFFLINE": "1"}, tmp_path / "runs"
+    proc = cli(["model", str(config), "--seq-len", "16", "--device", "cpu", "--top", "1", "--max-iters", "1",
+                "--no-memory", "--runs-dir", str(runs), "--json"], env, tmp_path)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    line = last_json(out)
+    assert line["status"] in ("completed", "no_improvement")
+    regions = {r["name"]: r for r in line["regions"]}
+    assert {"model.h.0", "model.h.1", "model.ln_f"} <= set(regions)
+    [optimised] = [r for r in line["regions"] if r["problem"]]
+    problem = Path(optimised["problem"]).read_text()
+    assert "transformers" not in problem.split("class Model")[0]  # plain torch: the judge needs no transformers
+    if optimised["spliced"]:
+        assert line["end_to_end_correct"] is True and "traced_by_export" in Path(line["patched_model"]).read_text()
+    else:
+        assert line["end_to_end_speedup"] is None and optimised["note"]

@@ -27,7 +27,7 @@ def traced(source: ModelSource, depth: int = 1) -> tuple[Any, list, Any, dict, d
     """The model (built under seed 0), its inputs, its graph, its regions' node infos and every node's value."""
     torch.manual_seed(0)
     model, inputs = source.build()
-    graph_module = trace(model)
+    graph_module = trace(model, inputs)
     infos, _ = observe(graph_module, inputs)
     regions = partition(graph_module, lambda name: infos[name].is_tensor, depth + (1 if source.wrapped else 0))
     _, values = observe(graph_module, inputs, set(infos))

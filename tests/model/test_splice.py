@@ -112,3 +112,15 @@ def test_each_winner_keeps_its_names_to_itself():
         prefixed("x = 1\n", "region0_")
     with pytest.raises(SpliceError, match="best candidate of head"):
         patched_source("m", mlp().reference_source, [Winner(Region("head", "head", ["head"]), "def (")])
+
+
+def test_neighbouring_winners_are_spliced_together_the_second_reading_the_first_s_output():
+    source = mlp()
+    _, inputs, graph_module, regions, seen = traced(source)
+    first, second = regions[1], regions[2]
+    assert second.inputs == first.outputs
+    patched = patched_source(source.name, source.reference_source,
+                             [_as_winner(graph_module, first, seen["infos"]),
+                              _as_winner(graph_module, second, seen["infos"])])
+    init = execute(source.reference_source, "m").get_init_inputs()
+    assert _same_model_outputs(source.reference_source, patched, init, inputs)
