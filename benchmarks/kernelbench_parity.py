@@ -168,7 +168,7 @@ def judge_with_kernelbench(proc: subprocess.Popen, log: Path, case: Path, timeou
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         return {"default": {"outcome": "timeout", "elapsed_s": round(time.monotonic() - started, 1),
-                            "message": f"killed after {timeout_s:.0f} s; output ends: {_tail(log)}"}, "loose": None}
+                            "message": f"killed after {timeout_s:g} s; output ends: {_tail(log)}"}, "loose": None}
     except BrokenPipeError:
         proc.wait()
     if proc.returncode != 0 or not out.is_file():
