@@ -107,7 +107,8 @@ CORRECTNESS_ENV = "KERNELPRO_HARNESS__CORRECTNESS_PROFILE"
 
 def correctness_or_fail(profile: str | None, settings: Settings) -> None:
     """Set ``harness.correctness_profile`` from ``--correctness`` (when given): ``kernelpro``, or ``kernelbench``
-    for KernelBench's own check (``torch.allclose`` at 1e-2 on five input sets), which fixes its trials."""
+    for KernelBench's own check (``torch.allclose`` at 1e-4 for float32, 1e-2 for half types, on five input sets), which
+    fixes its trials."""
     from typing import get_args
 
     from kernelpro.config import HarnessSettings
@@ -125,7 +126,8 @@ CorrectnessOption = typer.Option(
     "--correctness", metavar="[kernelpro|kernelbench]",
     help="Which correctness check judges: kernelpro (default: tolerances at each output's scale, the reference's "
          "noise, scaled and shifted sets, a float64 oracle) or kernelbench (KernelBench's own: torch.allclose at "
-         "atol=rtol=1e-2 on 5 input sets, nothing more). Sets harness.correctness_profile.")
+         "atol=rtol=1e-4 for float32, 1e-2 for half types, on 5 input sets, nothing more). Sets "
+         "harness.correctness_profile.")
 
 
 SCORECARD_ENV = "KERNELPRO_SEARCH__SCORECARD"

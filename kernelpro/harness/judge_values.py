@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from kernelpro.config.harness import KERNELBENCH_TOLERANCE
+from kernelpro.config.harness import KERNELBENCH_OTHER_TOLERANCE, KERNELBENCH_TOLERANCES
 
 Rule = Literal["kernelpro", "kernelbench"]
 
@@ -70,10 +70,10 @@ class FrozenMap(Mapping[str, Any]):
 
 def frozen_tolerances(tolerances: Mapping[str, Any], profile: Rule = "kernelpro") -> FrozenMap:
     """Per dtype name, ``FrozenTolerance`` copies of the settings' tolerances; under the ``kernelbench`` profile,
-    KernelBench's one tolerance for every dtype instead."""
+    KernelBench's tolerance for each dtype instead (atol = rtol)."""
     if profile == "kernelbench":
-        return FrozenMap({name: FrozenTolerance(KERNELBENCH_TOLERANCE, KERNELBENCH_TOLERANCE, "kernelbench")
-                          for name in tolerances})
+        bench = {name: KERNELBENCH_TOLERANCES.get(name, KERNELBENCH_OTHER_TOLERANCE) for name in tolerances}
+        return FrozenMap({name: FrozenTolerance(t, t, "kernelbench") for name, t in bench.items()})
     return FrozenMap({name: FrozenTolerance(float(t.atol), float(t.rtol)) for name, t in tolerances.items()})
 
 
