@@ -52,7 +52,7 @@ def eval_command(
     Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged (a missing or
     unreadable file, a problem not in KernelBench's format, --device cuda without a GPU, a reference that fails).
     """
-    from kernelpro.harness.judge import judge_many
+    from kernelpro.app import evaluator
 
     settings = load_settings()
     if timeout is not None:
@@ -63,7 +63,11 @@ def eval_command(
     problem = problem_or_fail(reference)
     sources = [candidate_or_fail(path) for path in candidates]
     device = device_or_fail(device, settings)
-    results = judge_many(problem, sources, device=device, settings=settings, timing=not no_timing)
+    judge = evaluator(settings, device)  # the judge harness.backend names, as every run uses
+    try:
+        results = judge.check_many(problem, sources) if no_timing else judge.judge_many(problem, sources)
+    finally:
+        judge.close()
     if settings.forecast.record and not no_timing:
         _record(settings.forecast.dataset, problem, sources, results)
     if as_json:

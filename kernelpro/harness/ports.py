@@ -29,6 +29,10 @@ class Evaluator(Protocol):
         ``result.CUT_AT_DEADLINE``: no verdict on it."""
         ...
 
+    def check_many(self, problem: Problem, candidates: Sequence[str]) -> list[EvalResult]:
+        """Correctness and guards only, no timing: one verdict per candidate source, in input order."""
+        ...
+
     def rejudge(self, problem: Problem, candidates: Sequence[str], until: float | None = None) -> list[EvalResult]:
         """The finalists judged again, head to head with the reference, with more rounds (``until`` as in
         ``judge_many``)."""

@@ -92,7 +92,7 @@ def judge_candidate(context: ToolContext) -> Callable[..., Reply]:
             raise ValueError("no problem is loaded in this session, so there is nothing to judge against")
         if context.evaluator is not None and args.timing:  # the session's judge: its workers are already up
             result = context.evaluator.judge_many(context.problem, [args.source])[0]
-        elif context.evaluator is not None and hasattr(context.evaluator, "check_many"):
+        elif context.evaluator is not None:
             result = context.evaluator.check_many(context.problem, [args.source])[0]
         else:
             result = judge(context.problem, args.source, device=context.device, settings=context.settings,
