@@ -198,9 +198,11 @@ class Referee:
         checks = TimedCallChecks(tolerances, noise.verified(), lambda: None, replayed, mismatch, all_finite,
                                  self.settings.timed_check_elements)
         models = {"reference": self.models["reference"], "candidate": self.models["candidate"]}
+        # on a GPU, the processes' empty round trip (see timer_check); the CPU's allowance is read off the calls
+        trip = max(self.models[name].link.round_trip_ms() for name in models) if self.device.type == "cuda" else None
         run = run_timing(models, draw, clock, self.settings, checks, before_call)
         if why := timer_check(clock.outside, self.settings.referee_timer_tolerance,
-                              self.settings.referee_timer_floor_ms):
+                              self.settings.referee_timer_floor_ms, trip):
             raise Finding("rejected", "timer_mismatch", why)
         host_side = self.device.type == "cpu" or run.host_checked
         spread = self.settings.job_spread_gpu if not host_side else self.settings.job_spread_host_fresh

@@ -53,6 +53,9 @@ class ModelServer:
             op = request.get("op")
             if op == "quit":
                 return
+            if op == "ping":  # the round trip alone: what the pipe and waking cost, nothing of a call
+                wire.send(self.outbound, {"ok": True})
+                continue
             try:
                 getattr(self, f"on_{op}")(request, value) if op in ("load", "stage", "call", "oracle") else \
                     wire.send(self.outbound, {"error": f"unknown request {op!r}", "reason": "protocol"})

@@ -156,6 +156,20 @@ def test_an_under_report_inside_the_allowance_is_not_called():
                        0.05, 0.02) is None
 
 
+def test_work_both_processes_do_around_a_gpu_call_does_not_widen_the_allowance():
+    """On a GPU each call's outside time holds the L2 flush and the output's copy (a millisecond here, alike for
+    both models): a quarter of it would hide a whole 0.15 ms kernel claimed at a fiftieth. The share is of the
+    processes' empty round trip there."""
+    around = [1.0 + n / 100 for n in NOISY]  # flush, copy and pipe around every call
+    ref = calls(around, host_ms=0.15, gap_ms=0.01)
+    liar = calls([a + 0.147 for a in around], host_ms=0.003, gap_ms=0.0002)  # claims 0.003 ms of 0.15 ms
+    honest = calls(around[::-1], host_ms=0.15, gap_ms=0.01)
+    outside = {("reference", "time"): ref, ("candidate", "time"): liar}
+    assert timer_check(outside, 0.1, 0.02) is None  # a quarter of the whole addition: the liar hides in it
+    assert "claimed 0.003 ms" in timer_check(outside, 0.1, 0.02, round_trip_ms=0.06)
+    assert timer_check({("reference", "time"): ref, ("candidate", "time"): honest}, 0.1, 0.02, 0.06) is None
+
+
 def test_a_gpu_span_that_falls_short_of_its_host_time_is_found():
     ref = calls([0.1] * 8, host_ms=1.0, gap_ms=0.05)
     cand = calls([0.1] * 8, host_ms=1.0, gap_ms=0.9)  # a span of a tenth of its host time
