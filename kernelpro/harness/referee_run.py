@@ -137,7 +137,7 @@ def start_referee(settings: HarnessSettings) -> RefereeProcesses:
                                   (pipes[name][0][0], pipes[name][1][1], *arenas[name]), None,
                                   f"kernelpro-{name}-", _environment)
                for name in MODELS}
-    ends = (result_w, *(end for name in MODELS for end in (pipes[name][0][1], pipes[name][1][0], *arenas[name])))
+    ends = (result_w, *(fd for name in MODELS for fd in (pipes[name][0][1], pipes[name][1][0], *arenas[name])))
     referee, referee_dir = start_module("kernelpro.harness.referee", ends, None, "kernelpro-referee-", _environment)
     for (to_r, to_w), (from_r, from_w) in pipes.values():
         for fd in (to_r, to_w, from_r, from_w):
