@@ -195,15 +195,26 @@ class Referee:
             raise Finding("incorrect", outcome.reason,
                           f"in a timed call, on the referee's fresh inputs of round {index + 1}: {outcome.message}")
 
-        checks = TimedCallChecks(tolerances, noise.verified(), lambda: None, replayed, mismatch, all_finite,
-                                 self.settings.timed_check_elements)
         models = {"reference": self.models["reference"], "candidate": self.models["candidate"]}
         # on a GPU, the processes' empty round trip (see timer_check); the CPU's allowance is read off the calls
         trip = max(self.models[name].link.round_trip_ms() for name in models) if self.device.type == "cuda" else None
-        run = run_timing(models, draw, clock, self.settings, checks, before_call)
-        if why := timer_check(clock.outside, self.settings.referee_timer_tolerance,
-                              self.settings.referee_timer_floor_ms, trip):
-            raise Finding("rejected", "timer_mismatch", why)
+
+        def timed() -> Any:  # every timing its own rounds' checks: a round's index names another round's inputs
+            clock.outside.clear()
+            checks = TimedCallChecks(tolerances, noise.verified(), lambda: None, replayed, mismatch, all_finite,
+                                     self.settings.timed_check_elements)
+            return run_timing(models, draw, clock, self.settings, checks, before_call)
+
+        run = timed()
+        if first := timer_check(clock.outside, self.settings.referee_timer_tolerance,
+                                self.settings.referee_timer_floor_ms, trip):
+            # A clock that under-reports does so again; a burst of the host's other work seldom lands twice, and
+            # an honest candidate must not be refused for it. The figures are the second timing's, whichever way.
+            run = timed()
+            if why := timer_check(clock.outside, self.settings.referee_timer_tolerance,
+                                  self.settings.referee_timer_floor_ms, trip):
+                raise Finding("rejected", "timer_mismatch", why)
+            report["timer_rechecked"] = f"timed again, and passed, after: {first}"
         host_side = self.device.type == "cpu" or run.host_checked
         spread = self.settings.job_spread_gpu if not host_side else self.settings.job_spread_host_fresh
         estimate = stats.estimate_speedup(run.costs["reference"], run.costs["candidate"], self.settings.min_effect,
