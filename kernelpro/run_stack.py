@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib
 
 # What ``optimize`` imports to build and drive its graph (``cli.optimize.run_optimize``).
-RUN_MODULES = ("langgraph.checkpoint.sqlite", "langgraph.types", "kernelpro.app", "kernelpro.graphs.optimize",
-               "kernelpro.graphs.resume", "kernelpro.runs.files", "kernelpro.llm")
+RUN_MODULES = ("langgraph.checkpoint.sqlite", "langgraph.types", "kernelpro.app.compose", "kernelpro.graphs.optimize",
+               "kernelpro.graphs.resume", "kernelpro.runs.files", "kernelpro.llm.models")
 # What the agents' model client imports, when a model is configured (``llm.chat_model``).
 MODEL_MODULES = ("litellm", "langchain_litellm")
 

@@ -64,7 +64,7 @@ def settings(tmp_path, monkeypatch) -> Settings:
 @pytest.fixture(autouse=True)
 def _fresh_tool_calling_probes():
     """Probe verdicts last a process; each test's loopback server is a new one (its port may be an old one's)."""
-    from kernelpro import llm_probe
+    from kernelpro.llm import probe as llm_probe
 
     llm_probe._PROBED.clear()
     yield

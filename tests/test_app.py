@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelpro.app import JUDGES, SearchMemory, build_context
+from kernelpro.app.compose import JUDGES, SearchMemory, build_context
 from kernelpro.graphs.context import Budgets
 from kernelpro.harness.judge import PipelineEvaluator
 from kernelpro.harness.ports import Evaluator, MeasureAll

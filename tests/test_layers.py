@@ -9,26 +9,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "kernelpro"
-# Root modules named beside the app: the composition root's own parts
-APP_MODULES = {"app", "app_forecast", "app_studio"}
-# What knows nothing of LLMs (ARCHITECTURE.md: "harness/ and tools/profiling/ know nothing of LLMs"), and the
+# What knows nothing of LLMs (ARCHITECTURE.md: "harness/ and profiling/ know nothing of LLMs"), and the
 # layers below them that the harness builds on
-WITHOUT_LLMS = {"harness", "tools.profiling", "search", "memory", "runs"}
-LLM_MODULES = {"llm", "llm_keys", "llm_probe"}
+WITHOUT_LLMS = {"harness", "profiling", "search", "memory", "runs"}
+LLM_PACKAGE = "llm"
 # Layers that drive whole runs as child processes and read their directories (runs/), never the graph or the
-# composition root in-process (ARCHITECTURE.md: suite/ and model/ "never import graphs/ or app.py")
+# composition root in-process (ARCHITECTURE.md: suite/ and model/ "never import graphs/ or app/")
 NEVER = {"suite": {"graphs", "app"}, "model": {"graphs", "app"}}
 
 
 def diagram_order() -> list[str]:
-    """The layers as the diagram lists them, top first: ``cli``, ..., ``tools``, ``tools.profiling``, ..."""
+    """The layers as the diagram lists them, top first: ``cli``, ..., ``tools``, ``profiling``, ..."""
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     block = text.split("## Layers", 1)[1].split("```", 2)[1]
     order, parent = [], None
     for line in block.splitlines():
         if m := re.match(r"^([a-z_]+)(/|\.py)\s", line):
             parent = m.group(1)
-            order.append("app" if parent in APP_MODULES else parent)
+            order.append(parent)
         elif (m := re.match(r"^  ([a-z_]+)/\s", line)) and parent:
             order.append(f"{parent}.{m.group(1)}")
     return order
@@ -41,8 +39,6 @@ def unit_of(module: str, layers: set[str]) -> str:
         return "root"
     if len(parts) > 1 and f"{parts[0]}.{parts[1]}" in layers:
         return f"{parts[0]}.{parts[1]}"
-    if parts[0] in APP_MODULES:
-        return "app"
     return parts[0] if parts[0] in layers else "root"
 
 
@@ -94,7 +90,7 @@ def test_every_import_points_down_the_layers():
 def test_what_knows_nothing_of_llms_imports_none():
     layers = set(diagram_order())
     found = [f"{module}:{line} imports {name}" for module, name, line in imports()
-             if unit_of(module, layers) in WITHOUT_LLMS and name.split(".")[1] in LLM_MODULES]
+             if unit_of(module, layers) in WITHOUT_LLMS and name.split(".")[1] == LLM_PACKAGE]
     assert not found, "\n".join(found)
 
 
@@ -102,11 +98,11 @@ def test_an_import_up_the_diagram_is_reported_with_its_place():
     order = diagram_order()
     found = [("kernelpro.suite.job", "kernelpro.graphs.run_files", 3),  # up: the suite above the graph
              ("kernelpro.harness.judge", "kernelpro.search.tree", 7),  # up: search sits above the harness
-             ("kernelpro.environment", "kernelpro.tools.profiling.collect", 9),  # a root module above the harness
+             ("kernelpro.environment", "kernelpro.profiling.collect", 9),  # a root module above the harness
              ("kernelpro.graphs.measure", "kernelpro.runs.files", 4),  # down
-             ("kernelpro.tools", "kernelpro.tools.profiling.collect", 5),  # into its own sub-layer
-             ("kernelpro.app_forecast", "kernelpro.app", 6)]  # within the composition root
+             ("kernelpro.tools.faces", "kernelpro.profiling.collect", 5),  # down: the tools' faces over it
+             ("kernelpro.app.forecast", "kernelpro.app.compose", 6)]  # within the composition root
     assert upward(found, order) == [
         "kernelpro.suite.job:3 imports kernelpro.graphs.run_files (suite -> graphs)",
         "kernelpro.harness.judge:7 imports kernelpro.search.tree (harness -> search)",
-        "kernelpro.environment:9 imports kernelpro.tools.profiling.collect (root -> tools.profiling)"]
+        "kernelpro.environment:9 imports kernelpro.profiling.collect (root -> profiling)"]

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from kernelpro.agents.protocol import FINAL_ANSWER, ask
 from kernelpro.config import LLMSettings, Settings
-from kernelpro.llm import (
+from kernelpro.llm.models import (
     BudgetExceeded,
     LLMNotConfigured,
     UsageMeter,
@@ -213,10 +213,10 @@ NO_NETWORK = textwrap.dedent("""
     socket.socket.connect = socket.socket.connect_ex = refuse
     socket.create_connection = socket.getaddrinfo = refuse
 
-    import kernelpro.llm
+    import kernelpro.llm.models
     imported_litellm = "litellm" in sys.modules
     from kernelpro.config import LLMSettings
-    model = kernelpro.llm.chat_model(LLMSettings(model="anthropic/claude-sonnet-4-5"), "planner")
+    model = kernelpro.llm.models.chat_model(LLMSettings(model="anthropic/claude-sonnet-4-5"), "planner")
     built = "litellm" in sys.modules and type(model).__name__
     before_probe = list(attempts)
     try:

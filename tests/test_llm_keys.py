@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kernelpro.exit_codes import SETUP_FAILED
-from kernelpro.llm import LLMKeyMissing, chat_model
+from kernelpro.llm.models import LLMKeyMissing, chat_model
 from tests.support.openai_server import HttpError, openai_server_fixture  # noqa: F401
 from tests.test_llm import settings_for
 

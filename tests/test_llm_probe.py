@@ -6,8 +6,8 @@ import pytest
 from pydantic import BaseModel
 
 from kernelpro.agents.protocol import ask
-from kernelpro.llm import LLMKeyMissing, chat_model
-from kernelpro.llm_probe import resolve
+from kernelpro.llm.models import LLMKeyMissing, chat_model
+from kernelpro.llm.probe import resolve
 from tests.support.openai_server import Completion, HttpError, openai_server_fixture  # noqa: F401
 from tests.test_llm import settings_for
 

@@ -82,8 +82,8 @@ def child(n: int) -> None:
 
 
 def capture(n: int, out: Path) -> int:
-    from kernelpro.tools.profiling.ncu_command import NcuOptions, find_ncu, import_command, ncu_command
-    from kernelpro.tools.profiling.service import diagnose_saved
+    from kernelpro.profiling.ncu_command import NcuOptions, find_ncu, import_command, ncu_command
+    from kernelpro.profiling.service import diagnose_saved
 
     ncu = find_ncu()
     if ncu is None:

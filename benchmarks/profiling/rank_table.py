@@ -2,7 +2,7 @@
 
     python benchmarks/profiling/rank_table.py [fixture dir]   # default: tests/data/ncu/planted
 
-Every fixture is diagnosed as `kernelpro.tools.profiling.diagnose` would for an agent (stage-1 class, then
+Every fixture is diagnosed as `kernelpro.profiling.diagnose` would for an agent (stage-1 class, then
 the diagnosers it routes to, ranked by impact with causes before symptoms). Columns: fixture, roofline class,
 the first two findings with their impact, and the ids the plant's header says must not fire that did.
 """
@@ -13,10 +13,10 @@ import re
 import sys
 from pathlib import Path
 
-from kernelpro.tools.profiling.diagnose import diagnose
-from kernelpro.tools.profiling.findings import FINDING_IDS
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.diagnose import diagnose
+from kernelpro.profiling.findings import FINDING_IDS
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.ncu_csv import read_ncu_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,7 @@ from kernelpro.agents.protocol import MalformedReply, ask
 from kernelpro.agents.templates import fence, render
 from kernelpro.forecast.classes import Forecast, from_probabilities, uniform
 from kernelpro.forecast.features import Inputs
-from kernelpro.tools.profiling.gpu_specs import lookup
+from kernelpro.profiling.gpu_specs import lookup
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from kernelpro.agents.replies import (
     tool_requests,
 )
 from kernelpro.agents.templates import render
-from kernelpro.llm import supports_native_tools
+from kernelpro.llm.models import supports_native_tools
 
 T = TypeVar("T", bound=BaseModel)
 Mode = Literal["auto", "native", "text"]

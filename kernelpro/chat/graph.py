@@ -27,7 +27,7 @@ from kernelpro.agents.templates import render
 from kernelpro.chat.prompts import system_prompt
 from kernelpro.chat.session import GPU_TOOLS, ChatSession
 from kernelpro.chat.state import ChatState
-from kernelpro.llm import BudgetExceeded
+from kernelpro.llm.models import BudgetExceeded
 
 STOPPED = "stopped by the user before it finished"
 
@@ -210,7 +210,8 @@ def _session(runtime: Runtime[ChatSession], default: Callable[[], ChatSession] |
     if isinstance(runtime.context, ChatSession):
         return runtime.context
     if default is None:
-        raise RuntimeError("the chat graph runs with a ChatSession as its context (kernelpro.app.build_chat_session)")
+        raise RuntimeError("the chat graph runs with a ChatSession as its context "
+                           "(kernelpro.app.compose.build_chat_session)")
     return default()
 
 

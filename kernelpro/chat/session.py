@@ -1,6 +1,6 @@
 """What a chat needs but never checkpoints: the problem, the session's judge, the tools, the model, budgets.
 
-``kernelpro.app.build_chat_session`` builds it from the settings; the graph receives it as its runtime context.
+``kernelpro.app.compose.build_chat_session`` builds it from the settings; the graph receives it as its runtime context.
 """
 
 from __future__ import annotations

@@ -67,12 +67,12 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
              chats_dir: Optional[Path]) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from kernelpro.app import build_chat_session
+    from kernelpro.app.compose import build_chat_session
     from kernelpro.chat.files import ChatFiles
     from kernelpro.chat.graph import builder
     from kernelpro.chat.session import ChatBudgets
     from kernelpro.harness.judge import resolve_device
-    from kernelpro.llm import HOW_TO_CONFIGURE, UsageMeter, llm_configured
+    from kernelpro.llm.models import HOW_TO_CONFIGURE, UsageMeter, llm_configured
     from kernelpro.runs.files import new_run_id
 
     console = Console()

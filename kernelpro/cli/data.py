@@ -29,7 +29,7 @@ def data_export(
     """Export the judged-candidate dataset for training or scoring forecasters."""
     from kernelpro.agents.forecaster import ForecasterInput, messages_for
     from kernelpro.forecast.dataset import DatasetError, read_rows
-    from kernelpro.tools.profiling.gpu_specs import lookup
+    from kernelpro.profiling.gpu_specs import lookup
 
     path = dataset or load_settings().forecast.dataset
     try:

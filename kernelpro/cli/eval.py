@@ -52,7 +52,7 @@ def eval_command(
     Exits 0 whenever the judge worked, whatever the verdicts; 2 when the inputs could not be judged (a missing or
     unreadable file, a problem not in KernelBench's format, --device cuda without a GPU, a reference that fails).
     """
-    from kernelpro.app import evaluator
+    from kernelpro.app.compose import evaluator
 
     settings = load_settings()
     if timeout is not None:

@@ -63,7 +63,7 @@ def forecast_eval(
 ) -> None:
     """Score forecasters on judged candidates: accuracy, off-by-one accuracy, half-Brier, ordinal CRPS, NLL, ECE,
     AURC for three confidences, speedup recovered at the top 1/10/50%, MAPE of the expected speedup, Spearman."""
-    from kernelpro.app_forecast import forecaster_by_name
+    from kernelpro.app.forecast import forecaster_by_name
     from kernelpro.forecast.dataset import DatasetError, read_rows, split_by_problem
     from kernelpro.forecast.evaluate import evaluate, truth_class
     from kernelpro.forecast.model_free import ModelError

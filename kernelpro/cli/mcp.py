@@ -37,7 +37,7 @@ def mcp_command(
 
     import anyio
 
-    from kernelpro.app import tool_session
+    from kernelpro.app.compose import tool_session
     from kernelpro.mcp.http import new_token, serve_http
     from kernelpro.mcp.resources import ResourceStore
     from kernelpro.mcp.server import build_server, serve_stdio

@@ -70,11 +70,11 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.types import Command
 
-    from kernelpro.app import build_context
+    from kernelpro.app.compose import build_context
     from kernelpro.graphs.context import Budgets
     from kernelpro.graphs.optimize import builder
     from kernelpro.graphs.resume import go_on
-    from kernelpro.llm import UsageMeter, llm_configured
+    from kernelpro.llm.models import UsageMeter, llm_configured
     from kernelpro.runs.files import RunFiles, RunNotFound, new_run_id
 
     out = Console(stderr=True) if as_json else Console()

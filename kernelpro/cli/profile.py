@@ -30,13 +30,13 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     ) -> None:
         """Profile one call with Nsight Compute (clocks never locked), classify each kernel, diagnose it."""
-        from kernelpro.tools.profiling.ncu_command import NcuOptions
-        from kernelpro.tools.profiling.service import profile_and_diagnose
+        from kernelpro.profiling.ncu_command import NcuOptions
+        from kernelpro.profiling.service import profile_and_diagnose
 
         problem = problem_or_fail(reference)
         source = candidate_or_fail(candidate) if candidate else None
         console = Console(stderr=as_json)
-        from kernelpro.tools.profiling.collect import gpu_visible
+        from kernelpro.profiling.collect import gpu_visible
 
         tool = "Nsight Compute" if gpu_visible() else "torch.profiler (no NVIDIA GPU here, so no Nsight Compute)"
         console.print(f"profiling {candidate or reference} with {tool} ...", soft_wrap=True)
@@ -70,9 +70,9 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     ) -> None:
         """Diagnose a saved Nsight Compute profile: roofline class and ranked findings per kernel. No GPU needed."""
-        from kernelpro.tools.profiling.ncu_csv import NcuCsvError
-        from kernelpro.tools.profiling.ncu_report import NcuReportError
-        from kernelpro.tools.profiling.service import SavedProfileError, diagnose_saved
+        from kernelpro.profiling.ncu_csv import NcuCsvError
+        from kernelpro.profiling.ncu_report import NcuReportError
+        from kernelpro.profiling.service import SavedProfileError, diagnose_saved
 
         try:
             diagnosis, specs = diagnose_saved(ncu_csv, ncu_rep, gpu)

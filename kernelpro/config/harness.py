@@ -38,7 +38,7 @@ class HarnessSettings(BaseModel):
     """How the judge checks and times one candidate."""
 
     backend: Literal["local"] = "local"
-    """Which judge a run uses (``kernelpro.app.JUDGES``): ``local``, the pipeline of sandboxed workers on this
+    """Which judge a run uses (``kernelpro.app.compose.JUDGES``): ``local``, the pipeline of sandboxed workers on this
     machine's GPUs."""
     timeout_s: float = 300.0
     """Wall-time limit for one candidate's worker process (load, checks and timing together), and the cap of the

@@ -11,7 +11,7 @@ from kernelpro.forecast.dataset import JudgedRow
 from kernelpro.forecast.features import Inputs
 from kernelpro.forecast.kernel_stats import kernel_stats
 from kernelpro.forecast.scores import score_forecasts
-from kernelpro.tools.profiling.gpu_specs import lookup
+from kernelpro.profiling.gpu_specs import lookup
 
 
 class Forecaster(Protocol):

@@ -25,7 +25,7 @@ def kernel_stats(sources: Sequence[str], settings: CompileSettings) -> list[dict
 
 
 def _summary(results: list) -> dict[str, float]:
-    from kernelpro.tools.profiling.sass import analyze_cubin
+    from kernelpro.profiling.sass import analyze_cubin
 
     good = [r for r in results if r.ok and r.resources]
     if not good:

@@ -2,7 +2,7 @@
 
 The graph reaches the GPU and the memory only through the ports of ``harness.ports`` (``Evaluator``,
 ``Profiler``, ``Memory``, ``Gate``), so it does not know whether candidates are judged in a local worker or
-elsewhere. ``kernelpro.app`` builds this context from the settings.
+elsewhere. ``kernelpro.app.compose`` builds this context from the settings.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from kernelpro.graphs.views import (
     variant_summary,
     variants_code,
 )
-from kernelpro.llm import BudgetExceeded
+from kernelpro.llm.models import BudgetExceeded
 from kernelpro.runs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.search.priors import rank_priors
 from kernelpro.search.recipes import Recipe, recipe_expansions

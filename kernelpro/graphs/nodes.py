@@ -12,7 +12,7 @@ from langgraph.types import Command
 
 from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.state import OptimizeState
-from kernelpro.llm import BudgetExceeded
+from kernelpro.llm.models import BudgetExceeded
 from kernelpro.search.tree import VariantTree
 
 Ctx = Runtime[OptimizeContext]

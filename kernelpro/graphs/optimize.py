@@ -179,7 +179,8 @@ NODES = (("baseline", baseline), ("select", select), ("plan", plan), ("review_pl
 
 def builder() -> StateGraph:
     """The optimisation graph; the CLI compiles it with its SQLite checkpointer and runs it with the context
-    ``kernelpro.app.build_context`` builds (Studio's graph is ``kernelpro.app_studio.optimize_studio_graph``)."""
+    ``kernelpro.app.compose.build_context`` builds (Studio's graph is
+    ``kernelpro.app.studio.optimize_studio_graph``)."""
     graph = StateGraph(OptimizeState, context_schema=OptimizeContext)
     for name, fn in NODES:
         graph.add_node(name, fn)

@@ -2,7 +2,7 @@
 
 Studio (``langgraph dev``) can only send JSON, while the loop's context holds live objects (the judge's workers,
 models, the run directory). So this graph takes ``StudioInput`` (the problem's path, the device, budgets, the
-model, interactive) and its first node, ``open_run``, has ``open_context`` (``kernelpro.app_studio``, beside the
+model, interactive) and its first node, ``open_run``, has ``open_context`` (``kernelpro.app.studio``, beside the
 composition root) build the real ``OptimizeContext`` from them, kept per run id. Every other node is the
 optimisation graph's own, handed that context; the coder branches (``Send``) carry the inputs too, so a server
 restarted mid-run opens the same run directory again. After ``finish``, ``write_outputs`` writes what

@@ -2,7 +2,7 @@
 
 They sit at the bottom of the stack, beside ``result.py``, so every layer may name them and no arrow points up.
 The local pipeline implements ``Evaluator`` (``harness.judge.PipelineEvaluator``); a distributed judge, a
-forecaster (``Gate``) or another memory plugs in at the composition root (``kernelpro.app``) without the graph
+forecaster (``Gate``) or another memory plugs in at the composition root (``kernelpro.app.compose``) without the graph
 knowing.
 """
 

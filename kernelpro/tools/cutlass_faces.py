@@ -11,7 +11,7 @@ from kernelpro.tools.context import Reply, ToolContext
 
 
 def _browser(context: ToolContext) -> Any:
-    from kernelpro.tools.cutlass import CutlassBrowser
+    from kernelpro.cutlass import CutlassBrowser
 
     return context.backend("cutlass", lambda: CutlassBrowser(context.settings.cutlass))
 

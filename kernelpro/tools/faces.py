@@ -26,7 +26,7 @@ Binder = Callable[[ToolContext], Callable[..., Reply]]
 
 
 def _gpu_specs(context: ToolContext, name: str | None = None) -> Any:
-    from kernelpro.tools.profiling.gpu_specs import detect, lookup
+    from kernelpro.profiling.gpu_specs import detect, lookup
 
     if name:
         specs = lookup(name) or lookup(f"NVIDIA {name}")
@@ -66,7 +66,7 @@ def compile_check(context: ToolContext) -> Callable[..., Reply]:
 
 def resource_report(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.tools.profiling.occupancy import theoretical_occupancy
+        from kernelpro.profiling.occupancy import theoretical_occupancy
 
         args = s.ResourceReportArgs(**kwargs)
         result = _compile(context, args)
@@ -164,8 +164,8 @@ def _profile_count(context: ToolContext) -> Any:
 
 def profile(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.tools.profiling.ncu_command import NcuOptions
-        from kernelpro.tools.profiling.service import profile_and_diagnose
+        from kernelpro.profiling.ncu_command import NcuOptions
+        from kernelpro.profiling.service import profile_and_diagnose
 
         args = s.ProfileArgs(**kwargs)
         if context.problem is None:
@@ -182,7 +182,7 @@ def profile(context: ToolContext) -> Callable[..., Reply]:
 
 def diagnose(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.tools.profiling.service import diagnose_saved
+        from kernelpro.profiling.service import diagnose_saved
 
         args = s.DiagnoseArgs(**kwargs)
         diagnosis, gpu = diagnose_saved(Path(args.ncu_csv) if args.ncu_csv else None,
@@ -193,7 +193,7 @@ def diagnose(context: ToolContext) -> Callable[..., Reply]:
 
 def read_metrics(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.tools.profiling.service import read_saved_profile
+        from kernelpro.profiling.service import read_saved_profile
 
         args = s.ReadMetricsArgs(**kwargs)
         path = Path(args.profile) if args.profile else context.latest_profile
@@ -224,7 +224,7 @@ def read_metrics(context: ToolContext) -> Callable[..., Reply]:
 
 def static_report(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.tools.profiling.static_report import static_report as report
+        from kernelpro.profiling.static_report import static_report as report
 
         args = s.StaticReportArgs(**kwargs)
         result = _compile(context, args)

@@ -16,15 +16,15 @@ def _rows(rows: list[dict[str, str]], columns: tuple[str, ...]) -> str:
 
 
 def _details(report: str, body: bool = False) -> Any:
-    from kernelpro.tools.profiling.ncu_details import read_report_details
+    from kernelpro.profiling.ncu_details import read_report_details
 
     return read_report_details(Path(report), body=body)
 
 
 def ncu_sections(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.tools.profiling.ncu_details import report_sections
-        from kernelpro.tools.profiling.ncu_lists import ncu_listing
+        from kernelpro.profiling.ncu_details import report_sections
+        from kernelpro.profiling.ncu_lists import ncu_listing
 
         args = s.NcuListArgs(**kwargs)
         if args.report:
@@ -40,8 +40,8 @@ def ncu_sections(context: ToolContext) -> Callable[..., Reply]:
 
 def ncu_rules(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.tools.profiling.ncu_details import report_rules
-        from kernelpro.tools.profiling.ncu_lists import ncu_listing
+        from kernelpro.profiling.ncu_details import report_rules
+        from kernelpro.profiling.ncu_lists import ncu_listing
 
         args = s.NcuListArgs(**kwargs)
         rules = report_rules(_details(args.report)) if args.report else ncu_listing("--list-rules")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelpro.app import build_chat_session
+from kernelpro.app.compose import build_chat_session
 from kernelpro.chat.files import ChatFiles
 from kernelpro.chat.session import ChatBudgets, ChatSession
 from kernelpro.config import Settings
-from kernelpro.llm import UsageMeter
+from kernelpro.llm.models import UsageMeter
 from tests.conftest import DATA, problem
 
 REFERENCE = DATA / "problems" / "scale_relu.py"

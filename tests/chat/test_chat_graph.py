@@ -181,7 +181,7 @@ def test_a_model_without_tool_calling_is_named_and_the_direct_commands_offered(s
 
 
 def test_the_studio_graph_opens_the_configured_problem(settings, tmp_path, monkeypatch):
-    from kernelpro.app import _studio_session, chat_studio_graph
+    from kernelpro.app.compose import _studio_session, chat_studio_graph
 
     monkeypatch.setenv("KERNELPRO_CHAT__REFERENCE", str(REFERENCE))
     monkeypatch.setenv("KERNELPRO_CHAT__DIR", str(tmp_path / "studio"))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from kernelpro.app_forecast import forecaster_by_name
+from kernelpro.app.forecast import forecaster_by_name
 from kernelpro.cli.main import app
 from kernelpro.config import Settings
-from kernelpro.llm import chat_model
+from kernelpro.llm.models import chat_model
 from tests.chat.helpers import REFERENCE, chat_settings, session
 from tests.support.openai_server import Completion, openai_server_fixture  # noqa: F401
 from tests.test_llm import settings_for

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelpro.cli import app
-from kernelpro.tools.profiling.collect import gpu_visible
+from kernelpro.profiling.collect import gpu_visible
 from tests.conftest import DATA
 
 runner = CliRunner()

@@ -69,7 +69,7 @@ def _executable(path):
 
 def test_the_compiler_the_profiler_and_doctor_find_each_tool_in_one_search(tmp_path, monkeypatch):
     from kernelpro.environment import check_tool
-    from kernelpro.tools.profiling.ncu_command import find_ncu
+    from kernelpro.profiling.ncu_command import find_ncu
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))

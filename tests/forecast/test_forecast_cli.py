@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from kernelpro.app_forecast import build_gate, forecaster_by_name
+from kernelpro.app.forecast import build_gate, forecaster_by_name
 from kernelpro.cli.main import app
 from kernelpro.config import Settings
 from kernelpro.forecast.dataset import append_rows

@@ -11,7 +11,7 @@ from kernelpro.agents.protocol import FINAL_ANSWER
 from kernelpro.cli.main import app
 from kernelpro.config import Settings
 from kernelpro.forecast.dataset import append_rows
-from kernelpro.llm import chat_model
+from kernelpro.llm.models import chat_model
 from tests.forecast.helpers import judged_rows
 from tests.support.openai_server import Completion, openai_server_fixture  # noqa: F401
 from tests.test_llm import settings_for

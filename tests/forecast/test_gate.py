@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kernelpro import app_forecast
+from kernelpro.app import forecast as app_forecast
 from kernelpro.forecast import gate as gate_module
 from kernelpro.forecast.classes import CLASS_SPEEDUP, from_probabilities, uniform
 from kernelpro.forecast.gate import ForecastGate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelpro.app_forecast import forecaster_by_name
+from kernelpro.app.forecast import forecaster_by_name
 from kernelpro.config import Settings
 from kernelpro.forecast.dataset import split_by_problem
 from kernelpro.forecast.evaluate import evaluate, inputs_for, scored_rows

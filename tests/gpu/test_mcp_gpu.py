@@ -10,11 +10,11 @@ import pytest
 import torch
 from mcp import Client
 
-from kernelpro.app import tool_session
+from kernelpro.app.compose import tool_session
 from kernelpro.mcp.resources import ResourceStore
 from kernelpro.mcp.server import build_server
 from kernelpro.mcp.session import ToolSession
-from kernelpro.tools.profiling.ncu_command import find_ncu
+from kernelpro.profiling.ncu_command import find_ncu
 from tests.mcp.conftest import REFERENCE, links, text
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU"),

@@ -8,11 +8,11 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from kernelpro.app import ROLE_TOOLS, candidate_checks, evaluator
+from kernelpro.app.compose import ROLE_TOOLS, candidate_checks, evaluator
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
 from kernelpro.graphs.optimize import builder
-from kernelpro.llm import ROLE_KEY, UsageMeter
+from kernelpro.llm.models import ROLE_KEY, UsageMeter
 from kernelpro.runs.files import RunFiles
 from kernelpro.search.policies import build_policy
 from kernelpro.tools.registry import ToolContext, tools_by_name

@@ -11,7 +11,7 @@ from langgraph.types import Command
 from kernelpro.forecast.classes import speedup_class
 from kernelpro.forecast.dataset import read_rows
 from kernelpro.graphs.optimize import builder
-from kernelpro.llm import UsageMeter
+from kernelpro.llm.models import UsageMeter
 from kernelpro.search.tree import VariantTree
 from tests.conftest import candidate
 from tests.graphs.helpers import (

@@ -9,7 +9,7 @@ import os
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from kernelpro.app_studio import open_studio_run
+from kernelpro.app.studio import open_studio_run
 from kernelpro.graphs import studio
 from kernelpro.graphs.studio import StudioRuns, studio_builder
 from tests.conftest import DATA

@@ -13,7 +13,7 @@ import uvicorn
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from kernelpro.app import tool_session
+from kernelpro.app.compose import tool_session
 from kernelpro.mcp.http import http_app
 from kernelpro.mcp.resources import ResourceStore
 from kernelpro.mcp.server import build_server

@@ -14,8 +14,8 @@ import torch
 
 from kernelpro.config import HarnessSettings
 from kernelpro.harness.limited_run import run_limited
-from kernelpro.tools.profiling import ncu_errors
-from kernelpro.tools.profiling.collect import (
+from kernelpro.profiling import ncu_errors
+from kernelpro.profiling.collect import (
     NVTX_RANGE,
     ProfileResult,
     profile_command,
@@ -23,7 +23,7 @@ from kernelpro.tools.profiling.collect import (
     torch_profile_problem,
     with_clocks,
 )
-from kernelpro.tools.profiling.ncu_command import (
+from kernelpro.profiling.ncu_command import (
     CLOCK_METRIC,
     STAGE1_METRICS,
     NcuOptions,
@@ -31,7 +31,7 @@ from kernelpro.tools.profiling.ncu_command import (
     import_command,
     ncu_command,
 )
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.ncu_csv import read_ncu_csv
 from tests.conftest import DATA, candidate, problem
 
 PLANTED_CSV = sorted(glob.glob(str(DATA / "ncu" / "planted" / "*.csv")))

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from kernelpro.tools.profiling.diagnose import diagnose, diagnose_program
-from kernelpro.tools.profiling.diagnosers import DIAGNOSERS
-from kernelpro.tools.profiling.diagnosers.ranking import rank_findings
-from kernelpro.tools.profiling.findings import FINDING_IDS, Finding
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.metrics import KernelMetrics
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.diagnose import diagnose, diagnose_program
+from kernelpro.profiling.diagnosers import DIAGNOSERS
+from kernelpro.profiling.diagnosers.ranking import rank_findings
+from kernelpro.profiling.findings import FINDING_IDS, Finding
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.metrics import KernelMetrics
+from kernelpro.profiling.ncu_csv import read_ncu_csv
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "data" / "ncu" / "planted"

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from kernelpro.tools.profiling.diagnose import diagnose, diagnose_program
-from kernelpro.tools.profiling.diagnosers.tensor_cores import diagnose_tensor_cores_unused, recognition
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.metrics import KernelMetrics
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.diagnose import diagnose, diagnose_program
+from kernelpro.profiling.diagnosers.tensor_cores import diagnose_tensor_cores_unused, recognition
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.metrics import KernelMetrics
+from kernelpro.profiling.ncu_csv import read_ncu_csv
 
 NCU = Path(__file__).resolve().parents[2] / "tests" / "data" / "ncu"
 FP32_GEMM_CAPTURES = [NCU / "programs" / "fp32_gemm.csv", NCU / "programs" / "fp32_gemm_stage1.csv"]

@@ -9,13 +9,13 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from kernelpro.tools.profiling.collect import ProfileResult
-from kernelpro.tools.profiling.diagnose import HOT_KERNEL_SHARE, diagnose_program
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.metrics import KernelMetrics
-from kernelpro.tools.profiling.ncu_command import STAGE1_METRICS
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
-from kernelpro.tools.profiling.service import ProfiledProgram
+from kernelpro.profiling.collect import ProfileResult
+from kernelpro.profiling.diagnose import HOT_KERNEL_SHARE, diagnose_program
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.metrics import KernelMetrics
+from kernelpro.profiling.ncu_command import STAGE1_METRICS
+from kernelpro.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.service import ProfiledProgram
 
 NCU = Path(__file__).resolve().parents[2] / "tests" / "data" / "ncu"
 GPU = lookup("NVIDIA H200")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kernelpro.tools.profiling.ncu_details import read_report_details, report_rules, report_sections
-from kernelpro.tools.profiling.ncu_lists import NcuListError, ncu_listing, parse_table
-from kernelpro.tools.profiling.ncu_report import NcuReportError
+from kernelpro.profiling.ncu_details import read_report_details, report_rules, report_sections
+from kernelpro.profiling.ncu_lists import NcuListError, ncu_listing, parse_table
+from kernelpro.profiling.ncu_report import NcuReportError
 from tests.conftest import DATA
 
 # The shapes `ncu --list-sections` (ruled above and below its header) and `ncu --list-sets` (ruled below, long

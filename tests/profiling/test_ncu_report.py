@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
-from kernelpro.tools.profiling.ncu_report import NcuReportError, read_ncu_report
+from kernelpro.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.ncu_report import NcuReportError, read_ncu_report
 
 NCU = Path(__file__).parents[1] / "data" / "ncu"
 REPORTS = ("memory_bound", "smem_bank_conflicts")
@@ -86,8 +86,8 @@ def test_without_the_package_the_copy_shipped_with_ncu_is_used(tmp_path, monkeyp
     import importlib.machinery
     import sys
 
-    from kernelpro.tools.profiling import ncu_command
-    from kernelpro.tools.profiling import ncu_report_reader as ncu_report
+    from kernelpro.profiling import ncu_command
+    from kernelpro.profiling import ncu_report_reader as ncu_report
 
     install = tmp_path / "nsight-compute-2099.1"
     ncu = _fake_ncu_install(install)
@@ -133,7 +133,7 @@ def _first_on_path(monkeypatch, directory: Path) -> None:
 def test_with_neither_the_package_nor_ncu_the_error_says_what_to_install(monkeypatch):
     import sys
 
-    from kernelpro.tools.profiling import ncu_report_reader
+    from kernelpro.profiling import ncu_report_reader
 
     monkeypatch.setitem(sys.modules, "ncu_report", None)
     monkeypatch.setattr(ncu_report_reader, "bundled_module_dirs", lambda: [])
@@ -166,7 +166,7 @@ def test_a_hang_in_the_library_times_out(tmp_path, monkeypatch):
 
 
 def test_profiling_keeps_the_csv_metrics_when_the_report_reader_crashes(tmp_path, monkeypatch):
-    from kernelpro.tools.profiling.collect import _attach_rules
+    from kernelpro.profiling.collect import _attach_rules
 
     crashing = _stand_in_library(tmp_path / "crashing", CRASHING_LIBRARY)
     _first_on_path(monkeypatch, crashing)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from kernelpro.tools.profiling.diagnosers import DIAGNOSERS
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.metrics import KernelMetrics
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
-from kernelpro.tools.profiling.roofline import ALWAYS_RELEVANT, RELEVANT_BY_KIND, classify, flops_by_precision
+from kernelpro.profiling.diagnosers import DIAGNOSERS
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.metrics import KernelMetrics
+from kernelpro.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.roofline import ALWAYS_RELEVANT, RELEVANT_BY_KIND, classify, flops_by_precision
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "data" / "ncu" / "planted"
 GPU = lookup("NVIDIA H200")

@@ -12,11 +12,11 @@ from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
-from kernelpro.tools.profiling.diagnose import diagnose, diagnose_program
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.metrics import KernelMetrics
-from kernelpro.tools.profiling.ncu_csv import read_ncu_csv
-from kernelpro.tools.profiling.roofline import classify, flops_by_precision
+from kernelpro.profiling.diagnose import diagnose, diagnose_program
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.metrics import KernelMetrics
+from kernelpro.profiling.ncu_csv import read_ncu_csv
+from kernelpro.profiling.roofline import classify, flops_by_precision
 
 NCU = Path(__file__).resolve().parents[2] / "tests" / "data" / "ncu"
 GPU = lookup("NVIDIA H200")

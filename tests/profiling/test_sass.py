@@ -11,9 +11,9 @@ from kernelpro.config import CompileSettings
 from kernelpro.harness.compile.nvcc import compile_nvcc
 from kernelpro.harness.compile.result import CompileRequest
 from kernelpro.harness.compile.toolchain import detect, find_tool
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.sass import KernelSass, SassToolError, analyze_cubin, disassemble, parse_sass
-from kernelpro.tools.profiling.static_report import static_report
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.sass import KernelSass, SassToolError, analyze_cubin, disassemble, parse_sass
+from kernelpro.profiling.static_report import static_report
 
 PLANTED = Path(__file__).parents[2] / "benchmarks" / "profiling" / "planted"
 H200 = lookup("H200")

@@ -32,10 +32,10 @@ class Completion:
 
 
 def probe_reply(body: dict[str, Any]) -> Completion | None:
-    """What a model that calls tools answers to kernelpro's tool-calling probe (``kernelpro.llm_probe``), or None
+    """What a model that calls tools answers to kernelpro's tool-calling probe (``kernelpro.llm.probe``), or None
     if ``body`` is not the probe. A responder that scripts a conversation answers the probe with this first, so
     a process's one probe does not take the conversation's first reply."""
-    from kernelpro.llm_probe import PROBE_TOOL
+    from kernelpro.llm.probe import PROBE_TOOL
 
     names = [tool.get("function", {}).get("name") for tool in body.get("tools") or []]
     if names == [PROBE_TOOL["function"]["name"]]:

@@ -7,12 +7,12 @@ import re
 import pytest
 
 from kernelpro.config import CutlassSettings
-from kernelpro.tools.cutlass import CutlassBrowser, CutlassPathError, CutlassSourceNotFound, sources
-from kernelpro.tools.cutlass import index as index_module
-from kernelpro.tools.cutlass.browser import MAX_READ_LINES
-from kernelpro.tools.cutlass.examples import expand
-from kernelpro.tools.cutlass.results import MAX_HEADLINE_CHARS
-from kernelpro.tools.cutlass.scanner import scan_cpp, scan_python
+from kernelpro.cutlass import CutlassBrowser, CutlassPathError, CutlassSourceNotFound, sources
+from kernelpro.cutlass import index as index_module
+from kernelpro.cutlass.browser import MAX_READ_LINES
+from kernelpro.cutlass.examples import expand
+from kernelpro.cutlass.results import MAX_HEADLINE_CHARS
+from kernelpro.cutlass.scanner import scan_cpp, scan_python
 
 try:
     sources.locate(CutlassSettings(include_dsl=False))

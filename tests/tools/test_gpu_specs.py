@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelpro.tools.profiling.gpu_specs import detect, lookup, merge_device_readings
+from kernelpro.profiling.gpu_specs import detect, lookup, merge_device_readings
 
 
 @pytest.mark.parametrize(("name", "expected"), [

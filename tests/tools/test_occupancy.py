@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from kernelpro.tools.profiling.gpu_specs import lookup
-from kernelpro.tools.profiling.occupancy import theoretical_occupancy
+from kernelpro.profiling.gpu_specs import lookup
+from kernelpro.profiling.occupancy import theoretical_occupancy
 
 H200 = lookup("NVIDIA H200")
 
