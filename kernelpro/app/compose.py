@@ -218,26 +218,15 @@ def chat_studio_graph(config: Any = None) -> Any:
 
 @functools.cache  # one session, so one judge, for every Studio run of this server
 def _studio_session() -> ChatSession:
-    import platform
-
-    from kernelpro.chat.files import ChatFiles
+    from kernelpro.app.chat_thread import create_thread, thread_session
     from kernelpro.config import load_settings
-    from kernelpro.harness.judge import resolve_device
     from kernelpro.llm.models import UsageMeter
-    from kernelpro.problem import load_problem
-    from kernelpro.runs.files import new_run_id
 
     settings = load_settings()
     if settings.chat.reference is None:
         raise ValueError("set KERNELPRO_CHAT__REFERENCE to the problem file the chat in LangGraph Studio is about")
-    problem = load_problem(settings.chat.reference)
-    device = resolve_device(settings.device)
-    gpu = _device_name(device) if device == "cuda" else f"CPU ({platform.machine()})"
-    thread = new_run_id(f"studio-{problem.name}")
-    files = ChatFiles.create(settings.chat.dir, thread, {"problem_path": str(Path(settings.chat.reference).resolve()),
-                                                         "device": device, "studio": True})
-    session = build_chat_session(settings, problem, settings.chat.reference, device, gpu, files,
-                                 meter=UsageMeter(settings))
+    files = create_thread(settings, settings.chat.reference, id_prefix="studio-", meta={"studio": True})
+    session = thread_session(settings, files, meter=UsageMeter(settings))
     if session.tool_calling:  # once per server: this session serves every Studio run
         logging.getLogger(__name__).info("the chat calls tools by %s", session.tool_calling)
     return session
