@@ -1,14 +1,14 @@
 """`kernelpro chat`: a conversation about one kernel with the real judge and profiler as the agent's tools.
 
-Part of the command-line layer: it chooses the thread, opens the SQLite checkpointer and prints.
+Part of the command-line layer: it reads the options, chooses the thread (set up by ``app/chat_thread.py``, its
+checkpointer and session with it) and prints; ``chat_terminal.py`` shows the conversation.
 """
 
 from __future__ import annotations
 
 import shlex
-import sqlite3
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelpro.cli.errors import fail as _fail
-from kernelpro.cli.inputs import budgets_or_fail, gpu_name
+from kernelpro.cli.inputs import budgets_or_fail
 from kernelpro.config import load_settings
 from kernelpro.problem import ProblemError, load_problem
 
@@ -65,15 +65,10 @@ def list_threads(chats_dir: Path, console: Console) -> None:
 def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Optional[str], device: str,
              thread: Optional[str], gpu_budget: Optional[str], usd_budget: Optional[float],
              chats_dir: Optional[Path]) -> None:
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from kernelpro.app.compose import build_chat_session
+    from kernelpro.app.chat_thread import create_thread, open_chat_thread
     from kernelpro.chat.files import ChatFiles
-    from kernelpro.chat.graph import builder
     from kernelpro.chat.session import ChatBudgets
-    from kernelpro.harness.judge import resolve_device
-    from kernelpro.llm.models import HOW_TO_CONFIGURE, UsageMeter, llm_configured
-    from kernelpro.runs.files import new_run_id
+    from kernelpro.llm.models import HOW_TO_CONFIGURE, llm_configured
 
     console = Console()
     given = budgets_or_fail(None, None, gpu_budget, usd_budget)
@@ -89,7 +84,6 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
             _fail(f"thread {thread} is about {meta['problem_path']}, not {reference}; leave the problem out to "
                   "resume it, or start a new thread")
         reference = Path(meta["problem_path"])
-        device = meta["device"]
         budgets = ChatBudgets.model_validate(meta.get("budgets") or {})
         if gpu_budget is not None:
             budgets.gpu_s = given["gpu_s"]
@@ -103,37 +97,26 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
         if path is not None and not Path(path).is_file():
             _fail(f"no file {path}")
     try:
-        problem = load_problem(reference)
+        load_problem(reference)
     except ProblemError as error:
         _fail(str(error))
     if not resumed:
-        device = resolve_device(device if device != "auto" else settings.device)
         budgets = ChatBudgets(usd=usd_budget if usd_budget is not None else settings.llm.budget_usd,
                               gpu_s=given["gpu_s"])
         try:
-            files = ChatFiles.create(chats_dir, thread or new_run_id(problem.name), {
-                "problem_path": str(Path(reference).resolve()), "device": device, "model": settings.llm.model,
-                "budgets": budgets.model_dump(), "candidate_path": str(candidate.resolve()) if candidate else ""})
+            files = create_thread(settings, reference, device, chats_dir=chats_dir, thread_id=thread, meta={
+                "model": settings.llm.model, "budgets": budgets.model_dump(),
+                "candidate_path": str(candidate.resolve()) if candidate else ""})
         except ValueError as error:
             _fail(str(error))
 
     resume = resume_command(files.thread_id, chats_dir, settings.chat.dir)
-    conn = sqlite3.connect(files.checkpoint, check_same_thread=False)
-    session = None
+    chat = open_chat_thread(settings, files, resumed=resumed, budgets=budgets, candidate=candidate)
     try:
-        graph = builder().compile(checkpointer=SqliteSaver(conn))
-        config: dict[str, Any] = {"configurable": {"thread_id": files.thread_id},
-                                  "recursion_limit": settings.chat.max_steps}
-        previous = graph.get_state(config).values
-        meter = UsageMeter.from_dict(previous["usage"], settings) if previous.get("usage") else UsageMeter(settings)
-        session = build_chat_session(settings, problem, Path(reference), device, gpu_name(device), files,
-                                     budgets=budgets, meter=meter)
-        if candidate is not None or not resumed:  # the kernel under discussion, in the state from the start
-            graph.update_state(config, {"candidate": str(candidate.resolve()) if candidate else "",
-                                        "previous": previous.get("candidate", "")}, as_node="agent")
-        turns = sum(1 for m in previous.get("messages", []) if getattr(m, "type", "") == "human")
-        console.print(f"chat [bold]{escape(files.thread_id)}[/] about {escape(problem.name)} on {device} "
-                      f"({escape(session.gpu)})" + (f", resumed after {turns} messages" if resumed else "")
+        session = chat.session
+        console.print(f"chat [bold]{escape(files.thread_id)}[/] about {escape(session.problem.name)} on "
+                      f"{session.device} ({escape(session.gpu)})"
+                      + (f", resumed after {chat.turns} messages" if resumed else "")
                       + f"; candidates go to {escape(str(files.candidates))}. /help lists the commands.",
                       soft_wrap=True)
         if session.tool_calling:
@@ -143,12 +126,10 @@ def run_chat(reference: Optional[Path], candidate: Optional[Path], model: Option
                           soft_wrap=True)
         from kernelpro.cli.chat_terminal import ChatTerminal
 
-        ChatTerminal(console, session, graph, config).loop()
+        ChatTerminal(console, chat.conversation).loop()
         console.print(f"thread saved; resume with: {escape(resume)}", soft_wrap=True)
     finally:
-        if session is not None:
-            session.close()  # stops the chat's judging worker
-        conn.close()
+        chat.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from kernelpro.chat import direct
-
 if TYPE_CHECKING:
     from kernelpro.cli.chat_terminal import ChatTerminal
 
@@ -67,7 +65,7 @@ def _judge(terminal: ChatTerminal, text: str) -> None:
     if path is None or not terminal.confirm_gpu(["judge_candidate"]):
         return
     terminal.console.print(f"judging {escape(str(path))} ...")
-    reply = terminal.wait_for(lambda: direct.judge_file(terminal.session, terminal.graph, terminal.config, path))
+    reply = terminal.wait_for(lambda: terminal.conversation.judge_file(path))
     terminal.view.tool_result(reply)
     _diff(terminal)
 
@@ -77,7 +75,7 @@ def _profile(terminal: ChatTerminal, text: str) -> None:
     if (text and path is None) or not terminal.confirm_gpu(["profile"]):
         return
     terminal.console.print(f"profiling {escape(str(path) if path else 'the reference')} ...")
-    reply = terminal.wait_for(lambda: direct.profile_file(terminal.session, terminal.graph, terminal.config, path))
+    reply = terminal.wait_for(lambda: terminal.conversation.profile_file(path))
     terminal.view.tool_result(reply)
     terminal.console.print(reply.content, markup=False, highlight=False, soft_wrap=True)
 
@@ -85,13 +83,12 @@ def _profile(terminal: ChatTerminal, text: str) -> None:
 def _diff(terminal: ChatTerminal) -> None:
     from kernelpro.cli.chat_view import side_by_side
 
-    state = terminal.state()
     try:
-        diff, verdict = direct.current_diff(terminal.session, state)
+        diff, verdict, candidate = terminal.conversation.current_diff()
     except (ValueError, OSError) as error:
         terminal.console.print(escape(str(error)))
         return
-    terminal.console.print(side_by_side(diff, verdict, state["candidate"]))
+    terminal.console.print(side_by_side(diff, verdict, candidate))
 
 
 def _save(terminal: ChatTerminal, name: str) -> None:
