@@ -14,29 +14,15 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
 
 from kernelpro.config import Settings
 from kernelpro.harness.ports import Evaluator, Gate, MeasureAll, Memory, Profiler, ProfileReport
 from kernelpro.problem import Problem
 from kernelpro.runs.files import RunFiles
+from kernelpro.runs.spec import Budgets
 from kernelpro.search.policy import SearchPolicy
 
 __all__ = ["Budgets", "Evaluator", "Gate", "Memory", "OptimizeContext", "ProfileReport", "Profiler"]
-
-
-class Budgets(BaseModel):
-    """A run's limits; None is no limit. One that allows nothing (no candidate, no time, no dollars) is refused."""
-
-    max_iters: int = Field(8, ge=1)  # candidates judged
-    time_s: float | None = Field(None, gt=0)  # time spent working (nodes), across resumes
-    gpu_s: float | None = Field(None, gt=0)
-    usd: float | None = Field(None, gt=0)
-
-    @property
-    def recursion_limit(self) -> int:
-        # at most ~14 steps per batch (a batch judges at least one candidate), plus empty plans; always bounded
-        return self.max_iters * 14 + 60
 
 
 @dataclass

@@ -1,21 +1,27 @@
 """What a finished (or stopped) optimisation run leaves behind: the best candidate, the report, the summary.
 
-``write_outputs`` is the one place a run's outputs are written, for `kernelpro optimize` and for LangGraph
-Studio's graph alike: ``best_candidate.py`` (with no improvement, the reference stays the answer), ``report.md``,
-``report.html``, ``speedup.png`` and ``summary.json`` (the object `optimize --json` prints).
+``write_run_outcome`` is the one place a run's outputs are written, for `kernelpro optimize` (through the run's
+session, ``app/session.py``) and for LangGraph Studio's graph alike: ``best_candidate.py`` (with no improvement,
+the reference stays the answer), ``report.md``, ``report.html``, ``speedup.png`` and ``summary.json``, the run's
+``RunOutcome`` (the object `optimize --json` prints). ``write_outputs`` gives that object as plain JSON data.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from kernelpro.atomic_write import write_atomic
 from kernelpro.harness.result import most_say_host_bound
+from kernelpro.runs.outcome import FILE_NAME, RunOutcome
 
 
 def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> dict[str, Any]:
+    """``write_run_outcome``'s outcome as the JSON object ``summary.json`` holds."""
+    return write_run_outcome(files, state, status, context, meter).to_json()
+
+
+def write_run_outcome(files: Any, state: dict[str, Any], status: str, context: Any, meter: Any) -> RunOutcome:
     """The best candidate as a standalone file (and a load_inline version), the report, the final summary."""
     from datetime import datetime, timezone
 
@@ -58,24 +64,24 @@ def write_outputs(files: Any, state: dict[str, Any], status: str, context: Any, 
     )
     paths = write_report(summary, tree, files.root)
     files.update_meta(status=status)
-    outputs = {"run_id": summary.run_id, "status": status, "improved": best is not None,
-            "best_speedup": summary.best_speedup if best is not None else 1.0,
-            "best_speedup_ci95": summary.best_speedup_ci95, "best_variant": best.id if best else "reference",
-            "best_candidate": str(best_path), "no_improvement_reason": summary.no_improvement_reason,
-            "report": str(paths.html),
-            "report_md": str(paths.markdown), "candidates_judged": summary.candidates_judged,
-            "llm_cost_usd": round(meter.spent_usd, 6) if meter is not None else 0.0,
-            "results": str(files.results), "run_dir": str(files.root), "stop_reason": summary.stop_reason,
-            "idea_source": summary.idea_source, "search_policy": summary.search_policy,
-            "gpu_seconds": round(summary.gpu_seconds, 3), "wall_seconds": summary.wall_seconds,
-            "gate": summary.gate, "gate_ranking": summary.gate_ranking, "gate_skipped": summary.gate_skipped,
-            "gate_saved_s": round(summary.gate_saved_s, 2),
-            "objective": summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
-            "scorecard": summary.scorecard, "best_kernelbench": summary.best_kernelbench,
-            "baselines": summary.baselines or None, "second_opinion": summary.second_opinion,
-            "summary": str(files.root / "summary.json")}
-    write_atomic(files.root / "summary.json", json.dumps(outputs, indent=1, default=str))
-    return outputs
+    outcome = RunOutcome(
+        run_id=summary.run_id, status=status, improved=best is not None,
+        best_speedup=summary.best_speedup if best is not None else 1.0,
+        best_speedup_ci95=summary.best_speedup_ci95, best_variant=best.id if best else "reference",
+        best_candidate=str(best_path), no_improvement_reason=summary.no_improvement_reason,
+        report=str(paths.html), report_md=str(paths.markdown), candidates_judged=summary.candidates_judged,
+        llm_cost_usd=round(meter.spent_usd, 6) if meter is not None else 0.0,
+        results=str(files.results), run_dir=str(files.root), stop_reason=summary.stop_reason,
+        idea_source=summary.idea_source, search_policy=summary.search_policy,
+        gpu_seconds=round(summary.gpu_seconds, 3), wall_seconds=summary.wall_seconds,
+        gate=summary.gate, gate_ranking=summary.gate_ranking, gate_skipped=summary.gate_skipped,
+        gate_saved_s=round(summary.gate_saved_s, 2),
+        objective=summary.objective, **_energy_facts(best, tree), **_scoring_facts(tree, best),
+        scorecard=summary.scorecard, best_kernelbench=summary.best_kernelbench,
+        baselines=summary.baselines or None, second_opinion=summary.second_opinion,
+        summary=str(files.root / FILE_NAME))
+    outcome.write(files.root)
+    return outcome
 
 
 def _kernelbench_facts(best: Any) -> dict[str, Any] | None:
