@@ -1,8 +1,9 @@
 """The composition root: builds an optimisation run from the settings, by name, and nothing else does.
 
 Which search policy (``search.policy``), which judge (``harness.backend``), which profiler, which memory, which
-models and which tools each agent may call are decided here; the graph sees only the ports of
-``harness.ports``. The CLI calls ``build_context`` for `optimize` and ``build_chat_session`` for `chat`.
+models and which tools each agent may call are decided here (the names through ``kernelpro.seams``); the graph
+sees only the ports of ``harness.ports``. The CLI calls ``build_context`` for `optimize` and
+``build_chat_session`` for `chat`.
 """
 
 from __future__ import annotations
@@ -10,17 +11,18 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelpro.config import Settings
 from kernelpro.graphs.context import Budgets, OptimizeContext
-from kernelpro.harness.judge import PipelineEvaluator, precheck
+from kernelpro.harness.judge import precheck
 from kernelpro.harness.ports import Evaluator, Profiler, ProfileReport
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import Problem
 from kernelpro.runs.files import RunFiles
+from kernelpro.seams import JUDGES
 from kernelpro.search.policies import build_policy
 from kernelpro.tools.registry import ToolContext, tools_by_name
 
@@ -38,8 +40,6 @@ ROLE_TOOLS = {
     "profiler_interpreter": ("read_metrics", "gpu_specs", "resource_report"),
     "critic": ("memory_search",),
 }
-JUDGES: dict[str, Callable[[Settings, str], Evaluator]] = {"local": PipelineEvaluator}
-"""Judge backends by name (``harness.backend``); a distributed judge registers here."""
 
 
 class SearchMemory:
@@ -99,8 +99,8 @@ def candidate_checks(settings: Settings):
 
 
 def evaluator(settings: Settings, device: str) -> Evaluator:
-    """The judge ``harness.backend`` names."""
-    return JUDGES[settings.harness.backend](settings, device)
+    """The judge ``harness.backend`` names (``kernelpro.seams.JUDGES``)."""
+    return JUDGES.build(settings.harness.backend, settings, device)
 
 
 def profiler(files: RunFiles, tool_context: ToolContext | None = None) -> Profiler:

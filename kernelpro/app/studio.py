@@ -43,15 +43,15 @@ def open_studio_run(inputs: Any, run_id: str | None, usage: dict[str, Any] | Non
     from kernelpro.llm.models import UsageMeter, llm_configured
     from kernelpro.problem import load_problem
     from kernelpro.runs.files import RunFiles, new_run_id
-    from kernelpro.search.policies import POLICIES
+    from kernelpro.seams import SEARCH_POLICIES
 
     settings = load_settings()
     if inputs.get("model"):
         settings.llm.model = inputs["model"]
     policy = inputs.get("policy")
     if policy is not None:
-        if policy not in ("auto", *POLICIES):
-            raise ValueError(f"policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
+        if refused := SEARCH_POLICIES.refusal(policy, "policy"):
+            raise ValueError(refused)
         settings.search.policy = policy
     path = Path(inputs["problem_path"]).expanduser()
     problem = load_problem(path)

@@ -79,10 +79,10 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
 
     out = Console(stderr=True) if as_json else Console()
     if policy is not None:
-        from kernelpro.search.policies import POLICIES
+        from kernelpro.seams import SEARCH_POLICIES
 
-        if policy not in ("auto", *POLICIES):
-            _fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
+        if refused := SEARCH_POLICIES.refusal(policy, "--policy"):
+            _fail(refused)
         settings.search.policy = policy  # type: ignore[assignment]
     runs_dir = runs_dir or settings.runs_dir
     new_budgets: dict[str, Any] = {}

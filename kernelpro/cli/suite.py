@@ -36,17 +36,15 @@ suite_app = typer.Typer(help="Overnight runs over many problems: KernelBench's f
 
 
 def _backend(config, settings, device: str):
-    if config.ray:
-        from kernelpro.suite.ray_backend import RayBackend, RayUnavailable
+    """The suite backend by name (``kernelpro.seams.SUITE_BACKENDS``): Ray's where the suite has a Ray address,
+    this machine's lanes otherwise."""
+    from kernelpro.seams import SUITE_BACKENDS
+    from kernelpro.suite.ray_backend import RayUnavailable
 
-        try:
-            return RayBackend.connect(config.ray, device, settings)
-        except RayUnavailable as error:
-            fail(str(error))
-    from kernelpro.suite.lanes import local_lanes
-    from kernelpro.suite.local import LocalBackend
-
-    return LocalBackend(local_lanes(device, settings))
+    try:
+        return SUITE_BACKENDS.build("ray" if config.ray else "local", config.ray, device, settings)
+    except RayUnavailable as error:
+        fail(str(error))
 
 
 @suite_app.command("run")

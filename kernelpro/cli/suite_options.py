@@ -23,14 +23,14 @@ def create_from_options(sources: list[Path], level: list[int], tasks: Optional[s
             no_memory: bool, no_profile: bool, settings, objective: Optional[str] = None,
             correctness: Optional[str] = None, scorecard: Optional[str] = None, overnight: bool = False):
     from kernelpro.harness.judge import resolve_device
-    from kernelpro.search.policies import POLICIES
+    from kernelpro.seams import SEARCH_POLICIES
     from kernelpro.suite.budget import BudgetError, Limits, parse_per_problem, seconds
     from kernelpro.suite.layout import SuiteConfig, create_suite
     from kernelpro.suite.recorded_env import settings_environment
     from kernelpro.suite.sources import SourceError, resolve_sources
 
-    if policy is not None and policy not in ("auto", *POLICIES):
-        fail(f"--policy must be one of auto, {', '.join(POLICIES)}, not {policy!r}")
+    if refused := SEARCH_POLICIES.refusal(policy, "--policy"):
+        fail(refused)
     try:
         refs = resolve_sources(list(sources), level or None, tasks, settings.suite.robust_kbench_filters)
         totals = Limits(time_s=seconds(time_budget), gpu_s=seconds(gpu_budget), usd=usd_budget)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from kernelpro.config.names import named_in
 from kernelpro.config.paths import KERNELPRO_HOME
+from kernelpro.seams import FORECASTERS, GATES
+
+NOT_FOR_THE_GATE = {"class_prior": "class_prior counts the classes of judged rows, which a run has none of "
+                                   "(kernelpro forecast eval --holdout scores it); the gate takes another forecaster"}
 
 
 class ForecastSettings(BaseModel):
@@ -18,13 +23,15 @@ class ForecastSettings(BaseModel):
     class. ``kernelpro data export`` turns it into training data; ``kernelpro forecast eval`` scores on it."""
     record: bool = True
     """Append judged candidates to ``dataset``."""
-    gate: Literal["off", "select", "selective"] = "off"
+    gate: Annotated[str, named_in(GATES)] = "off"
     """``select``: the ``select_k`` proposals with the highest expected class go to the GPU; ``selective``: a
     proposal whose forecast is confident (``confidence`` at or above ``threshold``) is taken as forecast, not
-    measured, and the uncertain ones are measured; ``off``: every proposal is measured."""
-    forecaster: Literal["model_free", "llm", "llm_defer"] = "model_free"
+    measured, and the uncertain ones are measured; ``off``: every proposal is measured; or a gate registered in
+    ``kernelpro.seams.GATES``."""
+    forecaster: Annotated[str, named_in(FORECASTERS, refused=NOT_FOR_THE_GATE)] = "model_free"
     """Who forecasts for the gate: ``model_free`` (a fitted model on static features, ``model_path``), ``llm``
-    (the forecaster agent, model ``llm.forecaster``), ``llm_defer`` (the agent, which may ask for a measurement)."""
+    (the forecaster agent, model ``llm.forecaster``), ``llm_defer`` (the agent, which may ask for a measurement),
+    or a forecaster registered in ``kernelpro.seams.FORECASTERS``."""
     kernel_stats: bool = False
     """The model-free forecaster also reads the kernels' ptxas registers and spills and SASS mix (compiled on the
     CPU ahead of judging, for kernels the source spells out); fit and forecast with the same choice."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, model_validator
+
+from kernelpro.config.names import named_in
+from kernelpro.seams import JUDGES
 
 
 class Tolerance(BaseModel):
@@ -37,9 +40,9 @@ def _default_tolerances() -> dict[str, Tolerance]:
 class HarnessSettings(BaseModel):
     """How the judge checks and times one candidate."""
 
-    backend: Literal["local"] = "local"
-    """Which judge a run uses (``kernelpro.app.compose.JUDGES``): ``local``, the pipeline of sandboxed workers on this
-    machine's GPUs."""
+    backend: Annotated[str, named_in(JUDGES)] = "local"
+    """Which judge a run uses (``kernelpro.seams.JUDGES``): ``local``, the pipeline of sandboxed workers on this
+    machine's GPUs, or a judge registered there."""
     timeout_s: float = 300.0
     """Wall-time limit for one candidate's worker process (load, checks and timing together), and the cap of the
     limit that ``timeout_floor_s`` and ``timeout_reference_factor`` derive from the reference's speed."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+
+from kernelpro.config.names import named_in
+from kernelpro.seams import SEARCH_POLICIES
 
 Objective = Literal["time", "energy", "edp"]
 Scorecard = Literal["kernelpro", "kernelbench"]
@@ -35,10 +38,11 @@ class SearchSettings(BaseModel):
     finalist_rounds_factor: float = 3.0
     """The re-judgment's most rounds, least rounds and time cap, as multiples of the harness's; its interval's
     target width is divided by the same factor."""
-    policy: Literal["auto", "greedy", "beam", "mcts", "recipes"] = "auto"
-    """Which variants to grow (``kernelpro.search.policies``): ``mcts`` (tree search with priors), ``greedy`` (the
-    fastest first), ``beam`` (the ``beam_width`` fastest, ``beam_ideas`` ideas each) or ``recipes`` (greedy over
-    the built-in recipes, no model). ``auto``: ``mcts`` with a language model, ``recipes`` without."""
+    policy: Annotated[str, named_in(SEARCH_POLICIES)] = "auto"
+    """Which variants to grow (``kernelpro.seams.SEARCH_POLICIES``): ``mcts`` (tree search with priors), ``greedy``
+    (the fastest first), ``beam`` (the ``beam_width`` fastest, ``beam_ideas`` ideas each), ``recipes`` (greedy over
+    the built-in recipes, no model) or a policy registered there. ``auto``: ``mcts`` with a language model,
+    ``recipes`` without."""
     batch_size: int = Field(4, ge=1)
     """Candidates written in parallel and judged together per step of the loop."""
     ideas_per_plan: int = Field(5, ge=1)

@@ -42,7 +42,7 @@ class StudioInput(TypedDict, total=False):
     gpu_budget_s: float
     usd_budget: float  # LLM dollars (default llm.budget_usd)
     model: str  # a LiteLLM model for every agent; none configured runs the built-in recipes
-    policy: Literal["auto", "greedy", "beam", "mcts", "recipes"]
+    policy: str  # kernelpro.seams.SEARCH_POLICIES: auto (default), greedy, beam, mcts, recipes, or one registered
     interactive: bool  # each plan and candidate waits for approve, edit, skip or stop (an interrupt)
     no_memory: bool
     no_profile: bool

@@ -3,6 +3,8 @@ recipes."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kernelpro.search.policy import (
     Expansion,
     Rules,
@@ -14,6 +16,9 @@ from kernelpro.search.policy import (
 )
 from kernelpro.search.tree import Variant, VariantTree
 
+if TYPE_CHECKING:
+    from kernelpro.config import SearchSettings
+
 
 class Greedy:
     """Best-first: grow the fastest correct variant that can still grow, with its ideas in order of prior; when its
@@ -23,6 +28,10 @@ class Greedy:
 
     def __init__(self, rules: Rules | None = None) -> None:
         self.rules = rules or Rules()
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings) -> Greedy:
+        return cls(Rules.from_settings(settings))
 
     def ranked(self, tree: VariantTree) -> list[Variant]:
         visits = subtree_visits(tree)
@@ -94,6 +103,10 @@ class Beam(Greedy):
         if width < 1 or ideas_each < 1:
             raise ValueError("beam width and ideas per variant must be at least 1")
         self.width, self.ideas_each = width, ideas_each
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings) -> Beam:
+        return cls(Rules.from_settings(settings), width=settings.beam_width, ideas_each=settings.beam_ideas)
 
     def propose(self, tree: VariantTree, budget: int) -> list[Expansion]:
         beam = self.ranked(tree)[: self.width]

@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from kernelpro.search.policy import Expansion, Rules, plan_requests, refresh_statistics, subtree_visits
 from kernelpro.search.rewards import RewardScale, subtree_values
 from kernelpro.search.tree import Idea, Variant, VariantTree
+
+if TYPE_CHECKING:
+    from kernelpro.config import SearchSettings
 
 
 class MCTS:
@@ -43,6 +47,12 @@ class MCTS:
         self.rules = rules or Rules()
         self.c_puct, self.best_weight, self.branching = c_puct, best_weight, branching
         self.virtual_loss, self.fpu, self.plan_prior = virtual_loss, fpu, plan_prior
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings) -> MCTS:
+        return cls(Rules.from_settings(settings), c_puct=settings.c_puct, best_weight=settings.best_weight,
+                   branching=settings.branching, virtual_loss=settings.virtual_loss, fpu=settings.fpu,
+                   plan_prior=settings.plan_prior)
 
     def propose(self, tree: VariantTree, budget: int) -> list[Expansion]:
         batch = _Batch(tree, self)

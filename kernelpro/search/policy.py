@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kernelpro.search.tree import Idea, Variant, VariantTree
+
+if TYPE_CHECKING:
+    from kernelpro.config import SearchSettings
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,11 @@ class Rules:
     dead_end_after: int = 3
     min_gain: float = 0.02
     max_plans: int = 3
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings) -> Rules:
+        return cls(max_children=settings.max_children, widening=settings.widening, alpha=settings.alpha,
+                   dead_end_after=settings.dead_end_after, min_gain=settings.min_gain, max_plans=settings.max_plans)
 
     def __post_init__(self) -> None:
         if self.max_children < 1 or self.dead_end_after < 1 or self.widening <= 0 or self.max_plans < 1:

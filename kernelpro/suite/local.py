@@ -5,8 +5,9 @@ from __future__ import annotations
 import queue
 import threading
 
+from kernelpro.config import Settings
 from kernelpro.suite.job import JobOutcome, JobSpec, run_job
-from kernelpro.suite.lanes import Lane
+from kernelpro.suite.lanes import Lane, local_lanes
 
 
 class LocalBackend:
@@ -44,3 +45,8 @@ class LocalBackend:
 
     def close(self) -> None:
         return None
+
+
+def local_backend(address: str | None, device: str, settings: Settings) -> LocalBackend:
+    """This machine's lanes (``kernelpro.seams.SUITE_BACKENDS``'s ``local``; it has no address)."""
+    return LocalBackend(local_lanes(device, settings))
