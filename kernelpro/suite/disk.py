@@ -107,7 +107,7 @@ def enforce_disk_budget(paths: SuitePaths, ledger: Ledger, budget_mb: float | No
     size = tree_bytes(paths.root)
     if size <= limit:
         return 0
-    finished = {row.key: (row.run_id, (row.result or {}).get("best_variant")) for row in ledger.problems()
+    finished = {row.key: (row.run_id, row.run_outcome.best_variant) for row in ledger.problems()
                 if row.finished and row.run_id}
     start = size
     for key, path, action, whose in _steps(paths, finished):

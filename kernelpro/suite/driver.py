@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from kernelpro.config import Settings
 from kernelpro.harness.stats import speedup_text
+from kernelpro.runs.outcome import RunOutcome
 from kernelpro.suite import alone, budget, estimate, overnight
 from kernelpro.suite.baselines import compile_baselines
 from kernelpro.suite.device_time import judged_verdicts
@@ -168,27 +169,28 @@ class Driver:
             progress.gpu_s += baseline_gpu - (row.gpu_s or 0.0)
             progress.last = f"{outcome.key}: its run could not be set up ({self.setup_failure}); the suite stops"
             return
-        summary = outcome.summary or {}
-        spend = {"gpu_s": (summary.get("gpu_seconds") or 0.0) + baseline_gpu,
-                 "usd": summary.get("llm_cost_usd") or 0.0, "wall_s": (row.wall_s or 0.0) + outcome.wall_s}
+        summary = outcome.summary or {}  # as the ledger keeps it; read through ``run``
+        run = outcome.run_outcome or RunOutcome()
+        spend = {"gpu_s": run.gpu_seconds + baseline_gpu, "usd": run.llm_cost_usd,
+                 "wall_s": (row.wall_s or 0.0) + outcome.wall_s}
         if (cut := outcome.cut_by_budget()) is not None:
             result = {**summary, "stop_reason": cut} if summary else {"stop_reason": cut}
             self.ledger.finish(outcome.key, "budget", result=result, baselines=baselines, failure=None,
                                failure_kind=None, **spend)
             progress.done += 1
             progress.last = f"{outcome.key}: cut by its budget before an improvement: keep the reference ({cut})"
-        elif outcome.ok and summary.get("status") != "failed":
+        elif outcome.ok and run.status != "failed":
             self.ledger.finish(outcome.key, "done", result=summary, baselines=baselines, failure=None,
                                failure_kind=None, **spend)
             progress.done += 1
-            speedup = summary.get("best_speedup") if summary.get("improved") else None
+            speedup = run.best_speedup if run.improved else None
             if speedup and (progress.best is None or speedup > progress.best[1]):
-                progress.best, progress.best_ci95 = (outcome.key, speedup), summary.get("best_speedup_ci95")
-            progress.last = f"{outcome.key}: " + (speedup_text(speedup, summary.get("best_speedup_ci95"))
+                progress.best, progress.best_ci95 = (outcome.key, speedup), run.best_speedup_ci95
+            progress.last = f"{outcome.key}: " + (speedup_text(speedup, run.best_speedup_ci95)
                                                   if speedup else "keep the reference")
         else:
             kind = outcome.failure_kind or "crash"
-            why = outcome.failure or f"the run failed: {summary.get('stop_reason', '')}"
+            why = outcome.failure or f"the run failed: {run.stop_reason}"
             put_back = False
             if kind == "crash" and alone.OUT_OF_GPU_MEMORY.search(why):
                 put_back = row.failure_kind != alone.KIND and alone.ran_out_beside_others(why, row.lane,

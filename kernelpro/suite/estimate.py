@@ -69,8 +69,8 @@ def problem_cost(row: ProblemRow, rows: list[ProblemRow], wanted_baselines: list
     per_baseline = statistics.median(others) if others else judgment
     # a finished run's wall time (its summary's, from its directory's making) against its job's: the difference
     # is the process starting and ending
-    starts = [max(0.0, r.wall_s - r.result["wall_seconds"]) for r in rows
-              if r.finished and (r.wall_s or 0) > 0 and (r.result or {}).get("wall_seconds")]
+    starts = [max(0.0, r.wall_s - (r.run_outcome.wall_seconds or 0.0)) for r in rows
+              if r.finished and (r.wall_s or 0) > 0 and r.run_outcome.wall_seconds]
     return ProblemCost(start_s=min(starts) if starts else 0.0, baselines_s=per_baseline * len(wanted_baselines),
                        judgment_s=judgment, measured=measured)
 

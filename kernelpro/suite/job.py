@@ -2,16 +2,17 @@
 
 The optimisation is ``kernelpro optimize`` itself (the same composition root, graph, policies and judge) under
 the run id the ledger chose, so a job started again after a kill resumes that run from its checkpoint
-(``--resume``) and judges nothing twice. The run judges the problem's compile baselines before its search, with
-its own worker (``--baselines``): a recipe that is a baseline's very code, ``torch.compile`` of the reference, is
-answered from its verdict rather than judged again. The child gets its lane's GPU alone
-(``CUDA_VISIBLE_DEVICES``), dies with the process that started it (``orphan_guard``) and is killed, with its
-process group, when it overruns the problem's time limit. Under a suite time budget it also has a deadline
-(``suite/estimate.py``): there it is stopped as a user stops a run (SIGINT: the run keeps every verdict it took,
-cuts the judgment in flight without a verdict and stays resumable), and killed if it has not ended by the kill
-time. A job resuming a run first waits for the run's driver
-lock, which a lost attempt's dying process may hold for a moment. Whatever happens comes back as a
-``JobOutcome``; a job never raises for its problem.
+(``--resume``) and judges nothing twice. The run is asked as a ``RunSpec`` (``runs/spec.py``), which writes the
+child's command line, and its ``RunOutcome`` (``runs/outcome.py``) is read from the child's last line. The run
+judges the problem's compile baselines before its search, with its own worker (``--baselines``): a recipe that is
+a baseline's very code, ``torch.compile`` of the reference, is answered from its verdict rather than judged again.
+The child gets its lane's GPU alone (``CUDA_VISIBLE_DEVICES``), dies with the process that started it
+(``orphan_guard``) and is killed, with its process group, when it overruns the problem's time limit. Under a suite
+time budget it also has a deadline (``suite/estimate.py``): there it is stopped as a user stops a run (SIGINT: the
+run keeps every verdict it took, cuts the judgment in flight without a verdict and stays resumable), and killed if
+it has not ended by the kill time. A job resuming a run first waits for the run's driver lock, which a lost
+attempt's dying process may hold for a moment. Whatever happens comes back as a ``JobOutcome``; a job never raises
+for its problem.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from pydantic import BaseModel, Field
 
 from kernelpro.exit_codes import BAD_INPUT, FAILED, NO_IMPROVEMENT, OK, SETUP_FAILED
 from kernelpro.run_lock import RunBusy, RunLock
+from kernelpro.runs.outcome import RunOutcome
+from kernelpro.runs.spec import Budgets, RunSpec
 from kernelpro.suite.budget import Limits
 
 FailureKind = Literal["problem", "crash", "hang", "lost", "setup", "gpu_memory"]
@@ -68,7 +71,7 @@ class JobOutcome(BaseModel):
     key: str
     ok: bool
     summary: dict[str, Any] | None = None
-    """``kernelpro optimize --json``'s object."""
+    """``kernelpro optimize --json``'s object, as the ledger keeps it (``run_outcome`` reads it)."""
     baselines: dict[str, Any] | None = None
     failure_kind: FailureKind | None = None
     failure: str = ""
@@ -76,16 +79,21 @@ class JobOutcome(BaseModel):
     budget_stop: str = ""
     """Why its deadline stopped it (the suite's time budget), or "" when it ended by itself."""
 
+    @property
+    def run_outcome(self) -> RunOutcome | None:
+        """The run's outcome (``summary``), typed; None when the run printed none."""
+        return RunOutcome.of(self.summary)
+
     def cut_by_budget(self) -> str | None:
         """Why a budget cut the problem's run before it found an improvement (it keeps the reference), or None:
         its deadline stopped it, or its run stopped at a budget (a suite's run is never stopped by a user)."""
-        summary = self.summary or {}
-        if summary.get("improved") or summary.get("status") == "failed":
+        outcome = self.run_outcome or RunOutcome()
+        if outcome.improved or outcome.status == "failed":
             return None
         if self.budget_stop:
             return self.budget_stop
-        if self.ok and summary.get("status") == "stopped":
-            return str(summary.get("stop_reason") or "stopped by its budget")
+        if self.ok and outcome.status == "stopped":
+            return outcome.stop_reason or "stopped by its budget"
         return None
 
 
@@ -94,44 +102,41 @@ def _cli(*args: str) -> list[str]:
             "kernelpro.cli", *args]
 
 
+def run_spec(spec: JobSpec) -> RunSpec:
+    """The run a job drives, as the ledger asks it: its problem, its id, the suite's choices, its share of the
+    budgets (a share left near 0 still above 0: at least a second, a micro-dollar)."""
+    limits = spec.budgets
+    return RunSpec(problem_path=Path(spec.path), runs_dir=Path(spec.runs_dir), run_id=spec.run_id, device=spec.device,
+                   budgets=Budgets(max_iters=spec.max_iters, time_s=_floor(limits.time_s, 1.0),
+                                   gpu_s=_floor(limits.gpu_s, 1.0), usd=_floor(limits.usd, 1e-6)),
+                   policy=spec.policy, objective=spec.objective, model=spec.model, no_memory=spec.no_memory,
+                   no_profile=spec.no_profile, baselines=spec.baselines)
+
+
+def _floor(value: float | None, least: float) -> float | None:
+    return None if value is None else max(value, least)
+
+
 def optimize_command(spec: JobSpec) -> list[str]:
     """A fresh run under the ledger's run id, or ``--resume`` when that run already has its directory; either
     judges the compile baselines the ledger lacks first (``--baselines``)."""
-    wanted = ["--baselines", ",".join(spec.baselines)] if spec.baselines else []
+    run = run_spec(spec)
     meta_path = Path(spec.runs_dir) / spec.run_id / "run.json"
     if meta_path.exists():
-        more = _added_budgets(spec, meta_path) if spec.more_budget else []
-        return _cli("optimize", "--resume", spec.run_id, "--runs-dir", spec.runs_dir, "--json", *wanted, *more)
-    args = ["optimize", spec.path, "--run-id", spec.run_id, "--runs-dir", spec.runs_dir, "--device", spec.device,
-            "--max-iters", str(spec.max_iters), "--json", *wanted]
-    for flag, value in (("--time-budget", spec.budgets.time_s), ("--gpu-budget", spec.budgets.gpu_s)):
-        if value is not None:
-            args += [flag, f"{max(value, 1.0):.0f}s"]
-    if spec.budgets.usd is not None:
-        args += ["--usd-budget", f"{max(spec.budgets.usd, 1e-6):.6f}"]  # a share left near 0 still reads above 0
-    if spec.policy:
-        args += ["--policy", spec.policy]
-    if spec.objective:
-        args += ["--objective", spec.objective]
-    if spec.model:
-        args += ["--model", spec.model]
-    args += ["--no-memory"] * spec.no_memory + ["--no-profile"] * spec.no_profile
-    return _cli(*args)
+        if spec.more_budget:
+            run.budgets = run.budgets.model_copy(update=_added_budgets(spec, meta_path))
+        return _cli("optimize", *run.resume_args(with_budgets=spec.more_budget, as_json=True))
+    return _cli("optimize", *run.optimize_args(as_json=True))
 
 
-def _added_budgets(spec: JobSpec, meta_path: Path) -> list[str]:
+def _added_budgets(spec: JobSpec, meta_path: Path) -> dict[str, float]:
     """The budgets a retried run goes on under: its own (what it spent, across resumes) plus its new share."""
     try:
         own = json.loads(meta_path.read_text()).get("budgets") or {}
     except (OSError, ValueError):
         own = {}
-    args: list[str] = []
-    for flag, name, share in (("--time-budget", "time_s", spec.budgets.time_s),
-                              ("--gpu-budget", "gpu_s", spec.budgets.gpu_s), ("--usd-budget", "usd", spec.budgets.usd)):
-        if share is not None:
-            total = (own.get(name) or 0.0) + share
-            args += [flag, f"{total:.6f}" if name == "usd" else f"{max(total, 1.0):.0f}s"]
-    return args
+    return {name: (own.get(name) or 0.0) + share for name in ("time_s", "gpu_s", "usd")
+            if (share := getattr(spec.budgets, name)) is not None}
 
 
 def _safe(key: str) -> str:
@@ -183,12 +188,9 @@ def _error_line(tail: str) -> str:
 
 
 def _summary(last: str) -> dict[str, Any] | None:
-    """optimize's ``--json`` object, its last stdout line; None when it printed none."""
-    try:
-        data = json.loads(last)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    """optimize's ``--json`` object (its ``RunOutcome``), its last stdout line; None when it printed none."""
+    outcome = RunOutcome.from_line(last)
+    return outcome.to_json() if outcome is not None else None
 
 
 def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
@@ -204,7 +206,7 @@ def _parse(code: int | None, last: str, tail: str, timeout_s: float, stage: str
         return None, "setup", _error_line(tail)
     data = _summary(last)
     # optimize's summary comes with 0 (improved), 3 (keep the reference) or 4 (the run failed, said in it)
-    if code not in (OK, NO_IMPROVEMENT, FAILED) or not isinstance(data, dict):
+    if code not in (OK, NO_IMPROVEMENT, FAILED) or data is None:
         return None, "crash", f"{stage} exited with {code}: {_error_line(tail)}"
     return data, None, ""
 
@@ -247,6 +249,7 @@ def run_job(spec: JobSpec) -> JobOutcome:
     if spec.baselines and kind != "problem":
         # judged by the run (one that ended early left them in its directory); a run that died before judging
         # them leaves none, and the problem's next attempt judges them
-        baselines = (summary or {}).get("baselines") or RunFiles(run_dir).baselines()
+        outcome = RunOutcome.of(summary)
+        baselines = (outcome.baselines if outcome is not None else None) or RunFiles(run_dir).baselines()
     return JobOutcome(key=spec.key, ok=kind is None, summary=summary, baselines=baselines, failure_kind=kind,
                       failure=why, wall_s=time.monotonic() - start, budget_stop=budget_stop)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro import run_lock
+from kernelpro.runs.outcome import RunOutcome
 from kernelpro.suite.sources import ProblemRef
 
 SCHEMA = """
@@ -81,6 +82,11 @@ class ProblemRow:
     @property
     def finished(self) -> bool:
         return self.state in FINISHED
+
+    @property
+    def run_outcome(self) -> RunOutcome:
+        """``result`` read as the run's outcome (every field at its default where the ledger holds none)."""
+        return RunOutcome.of(self.result) or RunOutcome()
 
 
 def seen_state(state: str, driven: bool) -> str:

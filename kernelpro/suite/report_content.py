@@ -126,8 +126,8 @@ def spend_rows(scores: Scores) -> list[tuple[str, str]]:
 
 
 def _baseline_text(row: ProblemRow) -> str:
-    result = row.result or {}
-    parts = [f"eager {result['reference_ms']:.4g} ms"] if result.get("reference_ms") else []
+    reference_ms = row.run_outcome.reference_ms
+    parts = [f"eager {reference_ms:.4g} ms"] if reference_ms else []
     for name, b in (row.baselines or {}).items():
         label = name.replace("compile_", "compile ").replace("_", "-")
         parts.append((f"{label} {speedup_text(b.get('speedup'), b.get('speedup_ci95'))}" if b.get("correct")
@@ -137,7 +137,7 @@ def _baseline_text(row: ProblemRow) -> str:
 
 def report_link(row: ProblemRow, root: Path) -> str:
     """The problem's own report, relative to the suite directory; empty when it has none."""
-    report = (row.result or {}).get("report")
+    report = row.run_outcome.report
     if not report or not Path(report).exists():
         return ""
     return os.path.relpath(report, root)
@@ -159,7 +159,7 @@ def problem_rows(rows: list[ProblemRow], problems: list[ProblemScore]) -> list[t
             best += f" (the reference; fastest candidate {_x(score.fastest_candidate)})"
         out.append((row.key, status, best, _interval(score.speedup_ci95),
                     _x_in(score.vs_compile, score.vs_compile_ci95), _baseline_text(row),
-                    run_content.second_opinion_text((row.result or {}).get("second_opinion")),
+                    run_content.second_opinion_text(row.run_outcome.second_opinion),
                     f"{row.gpu_s or 0.0:.1f}", _money(row.usd or 0.0), f"{(row.wall_s or 0.0) / 60:.1f}"))
     return out
 
@@ -187,7 +187,7 @@ def failure_count(items: list[tuple[str, str]]) -> int:
 
 def cut_by_budget(rows: list[ProblemRow]) -> list[tuple[str, str]]:
     """Problems a budget cut before an improvement, each with what cut it: they keep the reference."""
-    return [(row.key, str((row.result or {}).get("stop_reason") or "")) for row in rows if row.state == "budget"]
+    return [(row.key, row.run_outcome.stop_reason) for row in rows if row.state == "budget"]
 
 
 def degenerate(problems: list[ProblemScore]) -> list[tuple[str, str]]:

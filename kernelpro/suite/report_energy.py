@@ -23,7 +23,7 @@ def suite_objective(config: dict[str, Any], rows: list[ProblemRow]) -> str:
     summaries say (suites recorded before the objective was), else time."""
     if config.get("objective"):
         return str(config["objective"])
-    found = {(row.result or {}).get("objective") for row in rows} - {None}
+    found = {row.run_outcome.objective for row in rows} - {None}
     return ", ".join(sorted(found)) if found else "time"
 
 
@@ -31,7 +31,7 @@ def shows_energy(config: dict[str, Any], rows: list[ProblemRow]) -> bool:
     """Whether the tables get energy columns: an energy objective, or any run whose summary carries energy."""
     objective = suite_objective(config, rows)
     return any(name in objective for name in ENERGY_OBJECTIVES) or \
-        any((row.result or {}).get(key) is not None for row in rows for key in _MEASURED)
+        any(getattr(row.run_outcome, key) is not None for row in rows for key in _MEASURED)
 
 
 def _joules(value: float | None) -> str:
@@ -48,11 +48,10 @@ def _ratio(value: float | None, ci95: list[float] | None) -> str:
 
 def energy_cells(row: ProblemRow) -> tuple[str, ...]:
     """The row's cells under ``ENERGY_HEADER``: "-" where its run measured nothing (or has no best)."""
-    result = row.result or {}
-    return (_joules(result.get("reference_energy_j")), _watts(result.get("reference_power_w")),
-            _joules(result.get("best_energy_j")), _watts(result.get("best_power_w")),
-            _ratio(result.get("best_energy_ratio"), result.get("best_energy_ci95")),
-            _ratio(result.get("best_edp_ratio"), result.get("best_edp_ci95")))
+    run = row.run_outcome
+    return (_joules(run.reference_energy_j), _watts(run.reference_power_w), _joules(run.best_energy_j),
+            _watts(run.best_power_w), _ratio(run.best_energy_ratio, run.best_energy_ci95),
+            _ratio(run.best_edp_ratio, run.best_edp_ci95))
 
 
 def energy_pair(row: ProblemRow) -> tuple[str, str]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelpro.harness.stats import Measured
+from kernelpro.runs.outcome import RunOutcome
 from kernelpro.suite.baselines import fastest_compile, reference_host_bound
 from kernelpro.suite.ledger import FINISHED, ProblemRow
 from kernelpro.suite.score_intervals import fast_p_range, geomean_interval
@@ -87,12 +88,12 @@ class ProblemScore:
 
 
 def score_problem(row: ProblemRow) -> ProblemScore:
-    result = row.result or {}
+    result = row.run_outcome
     kept_by_budget = row.state == "budget"  # the reference is what the problem delivers: correct, at 1
-    correct = kept_by_budget or (row.state == "done" and (result.get("correct_candidates") or 0) > 0)
-    improved = correct and not kept_by_budget and bool(result.get("improved"))
+    correct = kept_by_budget or (row.state == "done" and result.correct_candidates > 0)
+    improved = correct and not kept_by_budget and result.improved
     if improved:
-        speedup, interval = result.get("best_speedup"), result.get("best_speedup_ci95")
+        speedup, interval = result.best_speedup, result.best_speedup_ci95
     elif correct:
         speedup, interval = 1.0, None  # the reference, kept
     else:
@@ -106,21 +107,21 @@ def score_problem(row: ProblemRow) -> ProblemScore:
     return ProblemScore(key=row.key, level=row.level, state=row.state, correct=correct, improved=improved,
                         kernelbench=kernelbench, kernelbench_unmeasured=unmeasured,
                         speedup=speedup, speedup_ci95=interval, vs_compile=vs_compile,
-                        fastest_candidate=result.get("fastest_correct_speedup") if correct else None,
+                        fastest_candidate=result.fastest_correct_speedup if correct else None,
                         compile_baseline=compiled[0] if compiled else None,
-                        degenerate=result.get("degenerate") if row.state in ("done", "budget") else None,
+                        degenerate=result.degenerate if row.state in ("done", "budget") else None,
                         host_bound=_host_bound(row.baselines, result),
                         gpu_s=row.gpu_s or 0.0, usd=row.usd or 0.0, measured=measured,
                         measured_vs_compile=measured.over(baseline) if measured is not None else None)
 
 
-def _kernelbench(result: dict[str, Any], correct: bool, improved: bool) -> tuple[Measured | None, bool]:
+def _kernelbench(result: RunOutcome, correct: bool, improved: bool) -> tuple[Measured | None, bool]:
     """The delivered speedup in KernelBench's convention, and whether an improved best lacks that figure."""
     if not correct:
         return None, False
     if not improved:
         return Measured.of(1.0, None), False
-    found = result.get("best_kernelbench") or {}
+    found = result.best_kernelbench or {}
     if found.get("speedup") is None:
         return None, True
     return Measured.of(found["speedup"], found.get("speedup_ci95")), False
@@ -139,11 +140,11 @@ def kernelbench_scores(problems: list[ProblemScore]) -> dict[str, Any]:
             "fast_p_range": _ranges([p.kernelbench for p in scored], len(scored))}
 
 
-def _host_bound(baselines: dict[str, Any] | None, result: dict[str, Any]) -> bool | None:
+def _host_bound(baselines: dict[str, Any] | None, result: RunOutcome) -> bool | None:
     """The baselines' word on eager's cost; where none of them timed it (every compile baseline incorrect, say),
     the run's own verdicts', each of which timed the reference beside its candidate."""
     found = reference_host_bound(baselines)
-    return found if found is not None else result.get("reference_host_bound")
+    return found if found is not None else result.reference_host_bound
 
 
 def fast_p(speedups: list[float | None], total: int) -> dict[str, float]:
