@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from kernelpro.config import Settings  # noqa: E402
 from kernelpro.harness.pipeline import Pipeline  # noqa: E402
 from kernelpro.problem import load_problem  # noqa: E402
-from kernelpro.search.recipes import recipes_for  # noqa: E402
+from kernelpro.recipes.catalogue import recipes_for  # noqa: E402
 
 KERNELBENCH = ROOT / "benchmarks" / "inputs" / "kernelbench" / "KernelBench" / "level1"
 DEFAULT = ["1_Square_matrix_multiplication_.py", "8_Matmul_with_irregular_shapes_.py",

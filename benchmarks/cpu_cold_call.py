@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kernelpro.problem import load_problem  # noqa: E402
-from kernelpro.search.recipes import recipes_for  # noqa: E402
+from kernelpro.recipes.catalogue import recipes_for  # noqa: E402
 
 PROBLEM = ROOT / "tests" / "data" / "problems" / "scale_relu.py"
 GAPS_MS = (0.0, 0.5, 2.0, 10.0)

@@ -27,7 +27,7 @@ from kernelpro.config import Settings  # noqa: E402
 from kernelpro.harness import cpu_load  # noqa: E402
 from kernelpro.harness.judge import judge  # noqa: E402
 from kernelpro.problem import load_problem  # noqa: E402
-from kernelpro.search.recipes import recipes_for  # noqa: E402
+from kernelpro.recipes.catalogue import recipes_for  # noqa: E402
 
 PROBLEM = ROOT / "tests" / "data" / "problems" / "scale_relu.py"
 

@@ -30,7 +30,7 @@ from benchmarks.judge_noise import as_candidate  # noqa: E402
 from kernelpro.config import Settings  # noqa: E402
 from kernelpro.harness.judge import judge_many  # noqa: E402
 from kernelpro.problem import load_problem  # noqa: E402
-from kernelpro.search.recipes import recipes_for  # noqa: E402
+from kernelpro.recipes.catalogue import recipes_for  # noqa: E402
 
 PROBLEMS = ROOT / "benchmarks" / "problems" / "noise"
 DEFAULT = ["elementwise_chain", "softmax_wide", "matmul_large", "conv_relu"]

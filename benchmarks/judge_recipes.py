@@ -29,7 +29,7 @@ from kernelpro.config import Settings  # noqa: E402
 from kernelpro.harness.judge import judge_many  # noqa: E402
 from kernelpro.harness.result import EvalResult  # noqa: E402
 from kernelpro.problem import load_problem  # noqa: E402
-from kernelpro.search.recipes import recipe_expansions, recipes_for  # noqa: E402
+from kernelpro.recipes.catalogue import recipe_expansions, recipes_for  # noqa: E402
 from kernelpro.search.tree import VariantTree  # noqa: E402
 
 PROBLEMS = ROOT / "benchmarks" / "problems" / "noise"

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from kernelpro.config import Settings  # noqa: E402
 from kernelpro.harness.pipeline import Pipeline  # noqa: E402
 from kernelpro.problem import load_problem  # noqa: E402
-from kernelpro.search.recipes import recipes_for  # noqa: E402
+from kernelpro.recipes.catalogue import recipes_for  # noqa: E402
 
 PROBLEMS = [ROOT / "tests" / "data" / "problems" / f"{name}.py" for name in ("matmul_relu", "softmax_wide")]
 

@@ -20,7 +20,7 @@ SEARCH_POLICIES = Registry("search policy", {
     "greedy": "kernelpro.search.greedy:Greedy.from_settings",
     "beam": "kernelpro.search.greedy:Beam.from_settings",
     "mcts": "kernelpro.search.mcts:MCTS.from_settings",
-    "recipes": "kernelpro.search.greedy:Recipes.from_settings",
+    "recipes": "kernelpro.recipes.policy:Recipes.from_settings",
 }, reserved=(AUTO_POLICY,))
 """``search.policy``, ``--policy``: ``factory(search_settings)`` -> ``search.policy.SearchPolicy``; ``auto`` is
 resolved by ``search.policies.resolve_policy_name``."""

@@ -162,7 +162,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     baselines_wanted = wanted_by_run(files, baselines_given)
     use_llm = llm_configured(settings)
     if not use_llm:
-        from kernelpro.search.recipes import recipes_notice
+        from kernelpro.recipes.catalogue import recipes_notice
 
         what = recipes_notice(problem, device, profiled=device == "cuda" and not no_profile, remembered=not no_memory,
                               tolerances=settings.harness.tolerances)

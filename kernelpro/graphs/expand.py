@@ -29,9 +29,9 @@ from kernelpro.graphs.views import (
     variants_code,
 )
 from kernelpro.llm.models import BudgetExceeded
+from kernelpro.recipes.catalogue import Recipe, recipe_expansions
 from kernelpro.runs.judged_before import JudgedBefore, JudgedBeforeError
 from kernelpro.search.priors import rank_priors
-from kernelpro.search.recipes import Recipe, recipe_expansions
 from kernelpro.search.tree import Idea, VariantTree
 
 ANSWERED_FIRST = 1.0

@@ -15,7 +15,7 @@ from kernelpro.search.tree import Variant, VariantTree, speedup_text
 if TYPE_CHECKING:
     from kernelpro.graphs.context import OptimizeContext
     from kernelpro.graphs.state import OptimizeState
-    from kernelpro.search.recipes import Recipe
+    from kernelpro.recipes.catalogue import Recipe
 
 
 def variant_label(variant: Variant) -> str:

@@ -3,7 +3,7 @@
 ``eager`` is the reference itself: every verdict of the optimisation run times it beside the candidate, so its
 time comes from the run (the finalists' re-judgment of the best, or the fastest correct candidate's verdict).
 The ``torch.compile`` baselines are candidates like any other, a generated ``ModelNew`` wrapping a copy of the
-reference (``search.recipe_code``), judged against the reference: their speedup over eager comes with its
+reference (``recipes.code``), judged against the reference: their speedup over eager comes with its
 interval, and a score against them is the candidate's speedup over eager divided by theirs. Being judged
 candidates, they are rows of the judged-candidate dataset too (origin ``suite-baseline``).
 
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from kernelpro.harness.result import EvalResult, headline, most_say_host_bound
 from kernelpro.problem import Problem
+from kernelpro.recipes.code import render_candidate
 from kernelpro.search.module_copy import copy_class
-from kernelpro.search.recipe_code import render_candidate
 
 if TYPE_CHECKING:
     from kernelpro.suite.baseline_cache import RunBaselines

@@ -135,8 +135,8 @@ def test_earlier_verdicts_that_do_not_read_are_refused_before_a_run_starts(tmp_p
 def test_a_new_run_adopts_earlier_verdicts_and_answers_their_code_from_them(tmp_path, monkeypatch):
     from kernelpro.harness.result import EvalResult
     from kernelpro.problem import load_problem
+    from kernelpro.recipes.catalogue import recipes_for
     from kernelpro.runs.judged_before import FILE_NAME, write_verdicts
-    from kernelpro.search.recipes import recipes_for
 
     monkeypatch.setenv("KERNELPRO_SEARCH__FINALISTS", "0")
     monkeypatch.setenv("KERNELPRO_FORECAST__RECORD", "false")

@@ -52,7 +52,7 @@ def test_a_job_shares_the_gpu_until_it_times_on_cuda(settings, tmp_path):
 
 
 def test_a_max_autotune_compile_lets_the_gpu_go_and_takes_it_alone_for_each_benchmark(settings, tmp_path):
-    from kernelpro.search.recipes import recipes_for
+    from kernelpro.recipes.catalogue import recipes_for
 
     settings.harness.device_lock_dir, settings.harness.share_until_timing = tmp_path, True
     matmul_relu = problem("matmul_relu")

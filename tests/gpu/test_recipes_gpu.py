@@ -8,10 +8,10 @@ import torch
 
 from kernelpro.harness.judge import judge_many
 from kernelpro.problem import parse_problem
-from kernelpro.search.recipes import recipe_expansions, recipes_for
+from kernelpro.recipes.catalogue import recipe_expansions, recipes_for
 from kernelpro.search.tree import VariantTree
 from tests.conftest import problem
-from tests.search.test_recipes import CONV_SOURCE
+from tests.recipes.test_catalogue import CONV_SOURCE
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
 

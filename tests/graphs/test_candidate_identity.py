@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 
 from kernelpro.graphs.measure import judge
 from kernelpro.harness.result import EvalResult
-from kernelpro.search.recipes import recipe_expansions
+from kernelpro.recipes.catalogue import recipe_expansions
 from kernelpro.search.tree import Variant, VariantTree
 from tests.graphs.helpers import make_context, results_log
 
@@ -23,7 +23,7 @@ def recipe_child(tree: VariantTree, parent: str, name: str, speedup: float | Non
 
 def test_a_composed_recipe_is_judged_and_the_same_recipes_in_another_order_answered_from_it(settings, tmp_path,
                                                                                            monkeypatch):
-    monkeypatch.setattr("kernelpro.search.recipes.usable_cores", lambda: 2)  # single_thread is offered
+    monkeypatch.setattr("kernelpro.recipes.catalogue.usable_cores", lambda: 2)  # single_thread is offered
     context = make_context(settings, tmp_path, None, problem_name="scale_relu", policy="recipes", max_iters=8)
     tree = VariantTree.with_root(context.problem.source)
     root = tree.root.id

@@ -71,7 +71,7 @@ def test_a_verdict_about_a_moment_rather_than_the_code_is_not_reused(tmp_path):
 def test_without_a_model_a_recipe_answered_before_the_run_goes_first_and_costs_nothing(settings, tmp_path):
     """A suite's compile baseline is one of the recipes: the recipe policy takes it first, whatever its prior, so
     a run's best is never below a baseline it had in hand, and --max-iters is left to the recipes it judges."""
-    from kernelpro.search.recipes import recipes_for
+    from kernelpro.recipes.catalogue import recipes_for
     from kernelpro.suite.baselines import baseline_source
 
     compiled = baseline_source(problem("repeated_relu"), "compile_default")

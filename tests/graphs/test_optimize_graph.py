@@ -396,7 +396,7 @@ def test_the_planner_is_shown_the_recipes_and_one_it_picks_is_queued_as_written(
     from types import SimpleNamespace
 
     from kernelpro.graphs.expand import plan
-    from kernelpro.search.recipes import recipes_for
+    from kernelpro.recipes.catalogue import recipes_for
     from tests.conftest import problem
 
     agents = scripted_agents(planner=[plan_reply("`inference_mode`", "fuse the two relus")])

@@ -5,7 +5,7 @@ an honest ``torch.compile`` candidate that compiles cold keeps its verdict (it w
 from __future__ import annotations
 
 from kernelpro.harness.judge import judge
-from kernelpro.search.recipes import recipes_for
+from kernelpro.recipes.catalogue import recipes_for
 from tests.conftest import problem
 
 

@@ -315,7 +315,7 @@ time.sleep(1.0)
 
 
 def test_sharing_until_timing_a_compiling_job_lets_the_device_go_and_waits_to_take_it_back(settings, tmp_path):
-    from kernelpro.search.recipes import recipes_for
+    from kernelpro.recipes.catalogue import recipes_for
 
     settings.harness.device_lock, settings.harness.device_lock_dir = "on", tmp_path / "locks"
     settings.harness.share_until_timing, settings.harness.timing_budget_s = True, 0.5

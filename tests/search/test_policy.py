@@ -203,7 +203,7 @@ def test_parameters_are_checked():
 
 def recipes_tree() -> tuple[VariantTree, list[Idea]]:
     """scale_relu's reference with its CPU recipes planned, as the loop queues them."""
-    from kernelpro.search.recipes import recipe_expansions
+    from kernelpro.recipes.catalogue import recipe_expansions
 
     tree = fresh_tree()
     found = recipe_expansions(tree, tree.root.id, "cpu")
@@ -224,7 +224,7 @@ def try_recipe(tree: VariantTree, idea: Idea, speedup: float) -> str:
 def test_the_recipes_policy_tries_the_references_recipes_before_composing_on_a_loser(monkeypatch):
     """Four of scale_relu's seven CPU recipes judged slower: the root is then at its widening allowance and a dead
     end by the rules' count, yet its three untried recipes come before any composition on a slower variant."""
-    monkeypatch.setattr("kernelpro.search.recipes.usable_cores", lambda: 2)  # single_thread is offered
+    monkeypatch.setattr("kernelpro.recipes.catalogue.usable_cores", lambda: 2)  # single_thread is offered
     tree, planned = recipes_tree()
     assert len(planned) == 7
     slower = [try_recipe(tree, idea, s) for idea, s in zip(planned, (0.59, 0.54, 0.69, 0.0074), strict=False)]
@@ -240,7 +240,7 @@ def test_the_recipes_policy_tries_the_references_recipes_before_composing_on_a_l
 
 
 def test_the_recipes_policy_composes_on_a_winner_before_the_references_other_recipes(monkeypatch):
-    monkeypatch.setattr("kernelpro.search.recipes.usable_cores", lambda: 2)  # single_thread is offered
+    monkeypatch.setattr("kernelpro.recipes.catalogue.usable_cores", lambda: 2)  # single_thread is offered
     tree, planned = recipes_tree()
     winner = try_recipe(tree, planned[0], 1.4)
     loser = try_recipe(tree, planned[1], 0.6)

@@ -151,7 +151,7 @@ def test_the_same_candidate_is_recognised_whatever_its_comments_or_layout():
 
 def recipe_child(tree: VariantTree, parent: str, name: str, speedup: float | None = None) -> Variant:
     """The child the recipe ``name`` makes at ``parent`` (as the loop spawns it), judged when ``speedup`` is given."""
-    from kernelpro.search.recipes import recipe_expansions
+    from kernelpro.recipes.catalogue import recipe_expansions
 
     [recipe] = [r for r in recipe_expansions(tree, parent, "cpu") if r.name == name]
     child = tree.spawn(parent, recipe.source, recipe.idea, recipe.origin)
@@ -163,7 +163,7 @@ def recipe_child(tree: VariantTree, parent: str, name: str, speedup: float | Non
 def test_a_composed_recipe_is_its_own_candidate_and_the_same_recipes_in_another_order_are_one(monkeypatch):
     """The origin of a composed recipe names only the ingredient it added: compile_default then single_thread is
     ``recipe:single_thread``, like single_thread alone, yet its code holds both."""
-    monkeypatch.setattr("kernelpro.search.recipes.usable_cores", lambda: 2)  # single_thread is offered
+    monkeypatch.setattr("kernelpro.recipes.catalogue.usable_cores", lambda: 2)  # single_thread is offered
     tree = VariantTree.with_root(problem("scale_relu").source)
     root = tree.root.id
     alone = recipe_child(tree, root, "single_thread", 0.69)

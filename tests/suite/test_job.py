@@ -183,8 +183,8 @@ def test_a_run_judges_its_baselines_first_once_and_their_verdicts_answer_the_rec
     """``optimize --baselines`` judges them with the run's own worker before its search; the recipe policy's
     torch.compile recipes are the baselines' very code, so a suite judges each once, and a resumed run never
     judges them again."""
+    from kernelpro.recipes.catalogue import recipes_for
     from kernelpro.runs.judged_before import JudgedBefore, write_verdicts
-    from kernelpro.search.recipes import recipes_for
 
     scale_relu = problem("scale_relu")
     recipes = {device: {r.name: r.source for r in recipes_for(scale_relu, device)} for device in ("cpu", "cuda")}

@@ -1,4 +1,4 @@
-"""Methods and helper classes that recipe candidates carry, as source text (see ``recipe_code``)."""
+"""Methods and helper classes that recipe candidates carry, as source text (see ``recipes.code``)."""
 
 CLONE_OUTPUTS = '''
     @staticmethod

@@ -1,7 +1,7 @@
 """Built-in recipes: candidates that need no LLM (CUDA graphs, torch.compile modes, cuDNN autotuning, TF32,
 channels_last; on the CPU inference mode, a frozen trace, one thread).
 
-A recipe is a set of ingredients (``recipe_ingredients``) applied around a module: the reference, or any
+A recipe is a set of ingredients (``recipes.ingredients``) applied around a module: the reference, or any
 candidate's ``ModelNew``. Recipes compose along a path of the tree: a child made by a recipe from a recipe variant
 wraps the same base module with the union of both ingredient sets, so a winner is tried again with one more
 ingredient on top.
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from kernelpro.config import Tolerance
 from kernelpro.harness.cpu_load import usable_cores
 from kernelpro.problem import Problem
+from kernelpro.recipes.code import CUDAGRAPH_COMPILE_MODES, render_candidate
+from kernelpro.recipes.ingredients import COMBINATIONS, INGREDIENTS, compatible, compatible_all
 from kernelpro.search.input_size import input_bytes
 from kernelpro.search.module_copy import copy_class
-from kernelpro.search.recipe_code import CUDAGRAPH_COMPILE_MODES, render_candidate
-from kernelpro.search.recipe_ingredients import COMBINATIONS, INGREDIENTS, compatible, compatible_all
 from kernelpro.search.tree import Variant, VariantTree
 
 __all__ = ["INGREDIENTS", "ProblemTraits", "Recipe", "compatible", "recipe_expansions", "recipes_for",

@@ -8,7 +8,7 @@ from kernelpro.config import Tolerance
 from kernelpro.harness.judge import judge_many, precheck
 from kernelpro.harness.result import EvalResult
 from kernelpro.problem import load_problems, parse_problem
-from kernelpro.search.recipes import recipe_expansions, recipes_for, recipes_notice
+from kernelpro.recipes.catalogue import recipe_expansions, recipes_for, recipes_notice
 from kernelpro.search.tree import VariantTree
 from tests.conftest import DATA, candidate, problem
 

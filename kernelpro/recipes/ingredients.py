@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kernelpro.search.recipe_code import COMPILE_MODES, CUDAGRAPH_COMPILE_MODES
+from kernelpro.recipes.code import COMPILE_MODES, CUDAGRAPH_COMPILE_MODES
 
 _COMPILE = frozenset(COMPILE_MODES)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from kernelpro.recipes.snippets import BOUND_ARGUMENTS, CLONE_OUTPUTS, CUDA_GRAPH, FROZEN
 from kernelpro.search.module_copy import ClassCopy
-from kernelpro.search.recipe_snippets import BOUND_ARGUMENTS, CLONE_OUTPUTS, CUDA_GRAPH, FROZEN
 
 COMPILE_MODES = {
     "compile_default": "default",
