@@ -21,11 +21,16 @@ def predicted_gain(parts: Sequence[tuple[float, float]]) -> float:
 
 def judge_patched(name: str, reference_source: str, candidates: list[str], device: str,
                   settings: Settings) -> list[EvalResult]:
-    """Each patched model's verdict against the whole model as the reference."""
-    from kernelpro.harness.judge import judge_many
+    """Each patched model's verdict against the whole model as the reference, by the judge ``harness.backend``
+    names."""
+    from kernelpro.seams import JUDGES
 
     problem = Problem(name=name, source=reference_source)
-    return judge_many(problem, candidates, device=device, settings=settings)
+    judge = JUDGES.build(settings.harness.backend, settings, device)
+    try:
+        return judge.judge_many(problem, candidates)
+    finally:
+        judge.close()
 
 
 def correct(result: EvalResult) -> bool:

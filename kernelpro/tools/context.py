@@ -22,7 +22,7 @@ class ToolContext:
     device: str = "auto"
     run_id: str = "interactive"
     gpu: str | None = None
-    evaluator: Any = None  # the session's judge (``harness.ports.Evaluator``); None: a pipeline per call
+    evaluator: Any = None  # the session's judge (``harness.ports.Evaluator``); None: one per call, by harness.backend
     latest_profile: Path | None = None  # the CSV of the last profile taken in this run, for read_metrics
     _backends: dict[str, Any] = field(default_factory=dict)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kernelpro.seams import JUDGES
 from kernelpro.tools import schemas as s
 from kernelpro.tools.context import Reply, ToolContext
 from kernelpro.tools.cutlass_faces import (
@@ -85,18 +86,18 @@ def resource_report(context: ToolContext) -> Callable[..., Reply]:
 
 def judge_candidate(context: ToolContext) -> Callable[..., Reply]:
     def run(**kwargs: Any) -> Reply:
-        from kernelpro.harness import judge
-
         args = s.JudgeArgs(**kwargs)
         if context.problem is None:
             raise ValueError("no problem is loaded in this session, so there is nothing to judge against")
-        if context.evaluator is not None and args.timing:  # the session's judge: its workers are already up
-            result = context.evaluator.judge_many(context.problem, [args.source])[0]
-        elif context.evaluator is not None:
-            result = context.evaluator.check_many(context.problem, [args.source])[0]
-        else:
-            result = judge(context.problem, args.source, device=context.device, settings=context.settings,
-                           timing=args.timing)
+        # The session's judge, its workers already up; without one, the judge harness.backend names, for this call
+        evaluator = context.evaluator if context.evaluator is not None else JUDGES.build(
+            context.settings.harness.backend, context.settings, context.device)
+        try:
+            judged = evaluator.judge_many if args.timing else evaluator.check_many
+            result = judged(context.problem, [args.source])[0]
+        finally:
+            if evaluator is not context.evaluator:
+                evaluator.close()
         head = f"{result.status}" + (f" ({result.reason})" if result.reason else "")
         lines = [f"{head}: {result.message}"]
         lines += [f"guard {g.severity} {g.reason}: {g.message}" for g in result.guards]
