@@ -145,8 +145,21 @@ def test_a_home_that_holds_the_workers_directory_is_read_only_but_for_it(mode, s
             planted.unlink()
 
 
-@pytest.mark.parametrize("mode", ["fresh", "persistent"])
-def test_torch_compile_builds_into_the_workers_own_cache(mode, settings, monkeypatch, tmp_path):
+WRITES_INDUCTORS_CACHE = COMPILED.replace("self.fused = torch.compile(self.scaled_relu)", "self.fused = self.written")\
+    .replace("    def forward(self, x):", """    def written(self, x):  # a build's file where Inductor puts one
+        os.makedirs(cache_dir(), exist_ok=True)
+        with open(os.path.join(cache_dir(), "built"), "w") as handle:
+            handle.write("1")
+        return self.scaled_relu(x)
+
+    def forward(self, x):""")
+
+
+# One real Inductor build (a cold C++ compile: about a minute on two busy cores); the fresh worker's start differs
+# from the long-lived one's, not the build, so there the candidate writes where Inductor would.
+@pytest.mark.parametrize("mode,source", [("fresh", WRITES_INDUCTORS_CACHE), ("persistent", COMPILED)],
+                         ids=["fresh", "persistent"])
+def test_torch_compile_builds_into_the_workers_own_cache(mode, source, settings, monkeypatch, tmp_path):
     """Inductor's C++ build on the CPU lands in the worker's own directory: not in the caller's cache (read-only
     there), nor in its default under the caller's temporary directory."""
     settings.harness.worker_mode = mode
@@ -156,7 +169,7 @@ def test_torch_compile_builds_into_the_workers_own_cache(mode, settings, monkeyp
     # whatever else runs here.
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    result = judge(problem("scale_relu"), COMPILED, device="cpu", settings=settings)
+    result = judge(problem("scale_relu"), source, device="cpu", settings=settings)
     assert (result.status, result.correct) == ("ok", True), result.message
     line = next(line for line in result.worker_output.splitlines() if line.startswith("inductor cache: "))
     cache, rest = line.removeprefix("inductor cache: ").split(" (", 1)
