@@ -67,7 +67,7 @@ def _reader_failure(path: Path, returncode: int, stderr: str) -> str:
 
 def _child_env() -> dict[str, str]:
     """This environment, with kernelpro importable in the child even when it runs from a source tree."""
-    package_root = str(Path(__file__).resolve().parents[3])
+    package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), package_root) if p)
     return env
