@@ -2,8 +2,8 @@
 
 Which search policy (``search.policy``), which judge (``harness.backend``), which profiler, which memory, which
 models and which tools each agent may call are decided here (the names through ``kernelpro.seams``); the graph
-sees only the ports of ``harness.ports``. The CLI calls ``build_context`` for `optimize` and
-``build_chat_session`` for `chat`.
+sees only the ports of ``harness.ports``. A run's session (``app/session.py``) calls ``build_context``, a chat
+thread's set-up (``app/chat_thread.py``) ``build_chat_session``.
 """
 
 from __future__ import annotations
@@ -230,9 +230,3 @@ def _studio_session() -> ChatSession:
     if session.tool_calling:  # once per server: this session serves every Studio run
         logging.getLogger(__name__).info("the chat calls tools by %s", session.tool_calling)
     return session
-
-
-def _device_name(device: str) -> str:
-    import torch
-
-    return torch.cuda.get_device_name(0)

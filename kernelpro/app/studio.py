@@ -1,8 +1,9 @@
 """The composition root's part for LangGraph Studio's optimisation graph (``langgraph.json``: ``optimize``).
 
-Studio sends plain JSON (``graphs.studio.StudioInput``); ``open_studio_run`` turns it into the run's real context
-the way `kernelpro optimize` does (``kernelpro.app.compose.build_context``), and ``optimize_studio_graph`` is the graph
-the server loads. The chat's Studio graph is ``kernelpro.app.compose.chat_studio_graph``.
+Studio sends plain JSON (``graphs.studio.StudioInput``); ``open_studio_run`` turns it into the run's ``RunSpec``
+and its real context the way `kernelpro optimize` does (``kernelpro.app.session.run_context``), and
+``optimize_studio_graph`` is the graph the server loads. The chat's Studio graph is
+``kernelpro.app.compose.chat_studio_graph``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kernelpro.graphs.context import OptimizeContext
+    from kernelpro.runs.files import RunFiles
+    from kernelpro.runs.spec import RunSpec
 
 
 def optimize_studio_graph(config: Any = None) -> Any:
@@ -33,16 +36,14 @@ def _studio_runs() -> Any:
 def open_studio_run(inputs: Any, run_id: str | None, usage: dict[str, Any] | None = None) -> OptimizeContext:
     """A Studio run's context: the settings with the inputs' model and policy, the problem, the device (``cuda``
     refused where no GPU is usable), the budgets, and a run directory under ``runs_dir`` (a new one, or
-    ``run_id``'s opened again). Raises ValueError (or ProblemError) with what to fix."""
-    import platform
-
-    from kernelpro.app.compose import _device_name, build_context
+    ``run_id``'s opened again), built from the run's ``RunSpec`` as `kernelpro optimize` builds it
+    (``app.session.run_context``). Raises ValueError (or ProblemError) with what to fix."""
+    from kernelpro.app.session import run_context
     from kernelpro.config import load_settings
-    from kernelpro.graphs.context import Budgets
     from kernelpro.harness.jobs import resolve_device
-    from kernelpro.llm.models import UsageMeter, llm_configured
+    from kernelpro.llm.models import UsageMeter
     from kernelpro.problem import load_problem
-    from kernelpro.runs.files import RunFiles, new_run_id
+    from kernelpro.runs.spec import Budgets, RunSpec
     from kernelpro.seams import SEARCH_POLICIES
 
     settings = load_settings()
@@ -67,18 +68,22 @@ def open_studio_run(inputs: Any, run_id: str | None, usage: dict[str, Any] | Non
     budgets = Budgets(max_iters=8 if inputs.get("max_iters") is None else inputs["max_iters"],  # 0 is refused
                       time_s=inputs.get("time_budget_s"), gpu_s=inputs.get("gpu_budget_s"),
                       usd=inputs.get("usd_budget") if inputs.get("usd_budget") is not None else settings.llm.budget_usd)
-    no_memory, no_profile = bool(inputs.get("no_memory")), bool(inputs.get("no_profile"))
-    interactive = bool(inputs.get("interactive"))
-    meta = {"problem_path": str(path.resolve()), "problem": problem.name, "device": device,
-            "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
-            "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy, "studio": True}
-    if run_id is not None and (Path(settings.runs_dir) / run_id / "run.json").exists():
-        files = RunFiles.open(settings.runs_dir, run_id)
-        files.update_meta(**meta)
-    else:
-        files = RunFiles.create(settings.runs_dir, run_id or new_run_id(f"studio-{problem.name}"), meta)
+    spec = RunSpec(problem_path=path.resolve(), runs_dir=settings.runs_dir, run_id=run_id, device=device,
+                   budgets=budgets, policy=settings.search.policy, model=settings.llm.model,
+                   interactive=bool(inputs.get("interactive")), no_memory=bool(inputs.get("no_memory")),
+                   no_profile=bool(inputs.get("no_profile")), studio=True)
     meter = UsageMeter.from_dict(usage, settings) if usage else UsageMeter(settings)
-    gpu = _device_name(device) if device == "cuda" else f"CPU ({platform.machine()})"
-    return build_context(settings, problem, device, gpu, files, budgets=budgets, interactive=interactive,
-                         use_llm=llm_configured(settings), meter=meter, use_memory=not no_memory,
-                         use_profiler=not no_profile)
+    return run_context(spec, settings, _run_files(spec, problem.name), meter, problem)
+
+
+def _run_files(spec: RunSpec, problem_name: str) -> RunFiles:
+    """The spec's run directory: opened again, with its ``run.json`` as the inputs now ask, when it exists; else a
+    new one. Studio's server drives its runs through its own checkpointer, so no driver lock is taken here."""
+    from kernelpro.runs.files import RunFiles, new_run_id
+
+    meta = spec.run_meta(problem_name)
+    if spec.run_id is not None and (Path(spec.runs_dir) / spec.run_id / "run.json").exists():
+        files = RunFiles.open(spec.runs_dir, spec.run_id)
+        files.update_meta(**meta)
+        return files
+    return RunFiles.create(spec.runs_dir, spec.run_id or new_run_id(f"studio-{problem_name}"), meta)

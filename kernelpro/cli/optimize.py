@@ -1,16 +1,15 @@
-"""`kernelpro optimize`: run, stream, steer and resume the optimisation graph; write the outputs at the end.
+"""`kernelpro optimize`: the run's options read and checked, its ``RunSpec`` built, the run driven through its
+session (``app/session.py``) and its events rendered at the terminal (``optimize_terminal.py``).
 
-Part of the command-line layer: it chooses the run directory, opens the SQLite checkpointer and prints.
+Part of the command-line layer: it prints, and turns what went wrong into one error line and an exit status.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import sqlite3
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -24,8 +23,6 @@ from kernelpro.cli.inputs import (
     budgets_or_fail,
     correctness_or_fail,
     device_or_fail,
-    gpu_name,
-    hold_run_lock,
     judged_before_or_fail,
     objective_or_fail,
     problem_or_fail,
@@ -33,9 +30,15 @@ from kernelpro.cli.inputs import (
     scorecard_or_fail,
 )
 from kernelpro.cli.optimize_terminal import Progress, ask_user, editor_in_use
-from kernelpro.config import load_settings
+from kernelpro.config import Settings, load_settings
 from kernelpro.exit_codes import BAD_INPUT, FAILED, INTERRUPTED, NO_IMPROVEMENT, OK, SETUP_FAILED
-from kernelpro.graphs.run_outputs import write_outputs
+from kernelpro.problem import Problem
+
+if TYPE_CHECKING:
+    from kernelpro.app.run_claim import RunClaim
+    from kernelpro.app.session import Ended, Run
+    from kernelpro.runs.outcome import RunOutcome
+    from kernelpro.runs.spec import RunSpec
 
 NO_LLM_NOTICE = (
     "No language model is configured, so kernelpro runs its built-in recipes {recipes}. To let the agents write "
@@ -55,7 +58,7 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
                  run_id: Optional[str] = None, objective: Optional[str] = None,
                  judged_before: Optional[Path] = None, baselines: Optional[str] = None, fresh: bool = False,
                  correctness: Optional[str] = None, scorecard: Optional[str] = None) -> None:
-    from kernelpro.cli.optimize_baselines import baseline_names, judge_run_baselines, wanted_by_run
+    from kernelpro.cli.optimize_baselines import baseline_names
     from kernelpro.run_stack import run_stack_problem
 
     given = budgets_or_fail(max_iters, time_budget, gpu_budget, usd_budget)
@@ -67,16 +70,6 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
     # before a run directory is made: every run here would fail alike
     if problem := run_stack_problem(with_model=bool(settings.llm.model)):
         _fail(f"could not set up the run: {problem}", code=SETUP_FAILED)
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.types import Command
-
-    from kernelpro.app.compose import build_context
-    from kernelpro.graphs.context import Budgets
-    from kernelpro.graphs.optimize import builder
-    from kernelpro.graphs.resume import go_on
-    from kernelpro.llm.models import UsageMeter, llm_configured
-    from kernelpro.runs.files import RunFiles, RunNotFound, new_run_id
-
     out = Console(stderr=True) if as_json else Console()
     if policy is not None:
         from kernelpro.seams import SEARCH_POLICIES
@@ -85,203 +78,251 @@ def run_optimize(reference: Optional[Path], device: str, model: Optional[str], m
             _fail(refused)
         settings.search.policy = policy  # type: ignore[assignment]
     runs_dir = runs_dir or settings.runs_dir
-    new_budgets: dict[str, Any] = {}
-
     judged_before_or_fail(judged_before, resume)  # a bad file is refused before a run directory is made
     baselines_given = baseline_names(baselines)
+    flags = {"interactive": interactive, "no_memory": no_memory, "no_profile": no_profile}
     if resume:
-        try:
-            files = RunFiles.open(runs_dir, resume)
-        except RunNotFound as error:
-            _fail(str(error))
-        hold_run_lock(files.root, f"run {resume}")
-        meta = files.meta()
-        reference = Path(meta["problem_path"])
-        device = meta["device"]
-        new_budgets = {key: value for key, value in given.items() if value is not None}
-        try:
-            budgets = Budgets.model_validate({**meta["budgets"], **new_budgets})
-        except ValueError as error:  # kept by a version that took any number
-            _fail(f"run {resume} has a budget that allows nothing ({error.errors()[0]['loc'][0]}); give it anew "
-                  "with --max-iters, --time-budget, --gpu-budget or --usd-budget")
-        if new_budgets:  # the resumed run goes on under the budgets given now, and remembers them
-            try:
-                files.update_meta(budgets=budgets.model_dump())
-            except OSError as error:
-                _fail(cannot_write(error, files.root))
-        interactive = interactive or meta.get("interactive", False)
-        no_memory, no_profile = meta.get("no_memory", no_memory), meta.get("no_profile", no_profile)
-        if meta.get("model") and not model:
-            settings.llm.model = meta["model"]
-        if meta.get("search_policy") and policy is None:
-            settings.search.policy = meta["search_policy"]
-        if objective is not None and objective != meta.get("objective", "time"):
-            _fail(f"run {resume} optimises {meta.get('objective', 'time')}; --objective cannot change on --resume")
-        objective = meta.get("objective", objective)
-        judged_by = meta.get("correctness", "kernelpro")  # a run judges every candidate by one check
-        if correctness is not None and correctness != judged_by:
-            _fail(f"run {resume} is judged by the {judged_by} correctness check; --correctness cannot change on "
-                  "--resume")
-        correctness = judged_by
-        decided_by = meta.get("scorecard", "kernelpro")  # a run decides its best by one scorecard
-        if scorecard is not None and scorecard != decided_by:
-            _fail(f"run {resume} decides its best by the {decided_by} scorecard; --scorecard cannot change on "
-                  "--resume")
-        scorecard = decided_by
+        with _reopened_or_fail(runs_dir, resume) as claim:
+            spec, problem, budgets_given = _resumed_spec(claim, settings, given, flags, model, policy, objective,
+                                                         correctness, scorecard, device, baselines_given)
+            _optimize(out, spec, settings, problem, claim, as_json, budgets_given, spec.problem_path)
+        return
+    if reference is None:
+        _fail("give a problem file, or --resume RUN_ID")
+    spec, problem = _new_spec(reference, settings, given, flags, objective, correctness, scorecard, device, run_id,
+                              runs_dir, judged_before, baselines_given)
+    with _created_or_fail(spec, problem) as claim:
+        _optimize(out, spec, settings, problem, claim, as_json, False, reference)
+
+
+def _checked(settings: Settings, reference: Path, device: str, objective: str | None, correctness: str | None,
+             scorecard: str | None, resume: str | None) -> tuple[Problem, str]:
+    """The problem and the device, once the correctness check, the scorecard and the objective are set and can be
+    had here."""
     correctness_or_fail(correctness, settings)
     scorecard_or_fail(scorecard, settings)
     problem = problem_or_fail(reference)
     device = device_or_fail(device, settings, asked_by=f"run {resume} ran on cuda" if resume else None)
     objective_or_fail(objective, settings, device)
-    if not resume:
-        budgets = Budgets(**{key: value for key, value in given.items() if value is not None}
-                          | ({} if given["usd"] is not None else {"usd": settings.llm.budget_usd}))
-        if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}", run_id):
-            _fail(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (a directory name)")
-        if run_id is not None and (Path(runs_dir) / run_id / "run.json").exists():
-            _fail(f"a run {run_id!r} exists already in {runs_dir}; continue it with --resume {run_id}")
-        run_id = run_id or new_run_id(problem.name)
-        made = not (Path(runs_dir) / run_id).exists()
-        try:
-            files = RunFiles.create(runs_dir, run_id, {
-                "problem_path": str(Path(reference).resolve()), "problem": problem.name, "device": device,
-                "budgets": budgets.model_dump(), "interactive": interactive, "model": settings.llm.model,
-                "no_memory": no_memory, "no_profile": no_profile, "search_policy": settings.search.policy,
-                "objective": settings.search.objective, "baselines": baselines_given,
-                "correctness": settings.harness.correctness_profile, "scorecard": settings.search.scorecard})
-            hold_run_lock(files.root, f"run {run_id}")
-            if judged_before is not None:
-                from kernelpro.runs.judged_before import JudgedBefore
+    return problem, device
 
-                JudgedBefore.adopt(judged_before, files.root)
-        except OSError as error:  # nothing judged yet: no half-made run directory is left to resume
-            if made:
-                shutil.rmtree(Path(runs_dir) / run_id, ignore_errors=True)
-            _fail(cannot_write(error, runs_dir))
-    run_id = files.root.name
-    baselines_wanted = wanted_by_run(files, baselines_given)
-    use_llm = llm_configured(settings)
-    if not use_llm:
+
+def _spec(settings: Settings, problem_path: Path, device: str, budgets: Any, flags: dict[str, bool],
+          baselines: list[str], run_id: str | None, runs_dir: Path, judged_before: Path | None = None) -> RunSpec:
+    """The run's spec, its choices as the checked settings now hold them."""
+    from kernelpro.runs.spec import RunSpec
+
+    return RunSpec(problem_path=problem_path, runs_dir=runs_dir, run_id=run_id, device=device,
+                   budgets=budgets, policy=settings.search.policy, objective=settings.search.objective,
+                   model=settings.llm.model, correctness=settings.harness.correctness_profile,
+                   scorecard=settings.search.scorecard, baselines=baselines, judged_before=judged_before, **flags)
+
+
+def _new_spec(reference: Path, settings: Settings, given: dict[str, Any], flags: dict[str, bool],
+              objective: str | None, correctness: str | None, scorecard: str | None, device: str,
+              run_id: str | None, runs_dir: Path, judged_before: Path | None, baselines: list[str]
+              ) -> tuple[RunSpec, Problem]:
+    from kernelpro.runs.spec import Budgets
+
+    problem, device = _checked(settings, reference, device, objective, correctness, scorecard, None)
+    budgets = Budgets(**{key: value for key, value in given.items() if value is not None}
+                      | ({} if given["usd"] is not None else {"usd": settings.llm.budget_usd}))
+    if run_id is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,120}", run_id):
+        _fail(f"--run-id {run_id!r}: use letters, digits, '.', '_' and '-' (a directory name)")
+    if run_id is not None and (Path(runs_dir) / run_id / "run.json").exists():
+        _fail(f"a run {run_id!r} exists already in {runs_dir}; continue it with --resume {run_id}")
+    return _spec(settings, Path(reference).resolve(), device, budgets, flags, baselines, run_id, runs_dir,
+                 judged_before), problem
+
+
+def _resumed_spec(claim: RunClaim, settings: Settings, given: dict[str, Any], flags: dict[str, bool],
+                  model: str | None, policy: str | None, objective: str | None, correctness: str | None,
+                  scorecard: str | None, device: str, baselines_given: list[str]
+                  ) -> tuple[RunSpec, Problem, bool]:
+    """The spec of a resumed run: what its run.json holds, the budgets given now (which it then remembers) and
+    the flags it was started with; a choice that cannot change on --resume is refused. Whether budgets were
+    given now, too."""
+    from kernelpro.cli.optimize_baselines import wanted_by_run
+    from kernelpro.runs.spec import Budgets
+
+    files, resume = claim.files, claim.run_id
+    meta = files.meta()
+    reference = Path(meta["problem_path"])
+    new_budgets = {key: value for key, value in given.items() if value is not None}
+    try:
+        budgets = Budgets.model_validate({**meta["budgets"], **new_budgets})
+    except ValueError as error:  # kept by a version that took any number
+        _fail(f"run {resume} has a budget that allows nothing ({error.errors()[0]['loc'][0]}); give it anew "
+              "with --max-iters, --time-budget, --gpu-budget or --usd-budget")
+    if new_budgets:  # the resumed run goes on under the budgets given now, and remembers them
+        try:
+            files.update_meta(budgets=budgets.model_dump())
+        except OSError as error:
+            _fail(cannot_write(error, files.root))
+    flags = {"interactive": flags["interactive"] or meta.get("interactive", False),
+             "no_memory": meta.get("no_memory", flags["no_memory"]),
+             "no_profile": meta.get("no_profile", flags["no_profile"])}
+    if meta.get("model") and not model:
+        settings.llm.model = meta["model"]
+    if meta.get("search_policy") and policy is None:
+        settings.search.policy = meta["search_policy"]
+    if objective is not None and objective != meta.get("objective", "time"):
+        _fail(f"run {resume} optimises {meta.get('objective', 'time')}; --objective cannot change on --resume")
+    objective = meta.get("objective", objective)
+    judged_by = meta.get("correctness", "kernelpro")  # a run judges every candidate by one check
+    if correctness is not None and correctness != judged_by:
+        _fail(f"run {resume} is judged by the {judged_by} correctness check; --correctness cannot change on "
+              "--resume")
+    decided_by = meta.get("scorecard", "kernelpro")  # a run decides its best by one scorecard
+    if scorecard is not None and scorecard != decided_by:
+        _fail(f"run {resume} decides its best by the {decided_by} scorecard; --scorecard cannot change on "
+              "--resume")
+    problem, device = _checked(settings, reference, meta["device"], objective, judged_by, decided_by, resume)
+    wanted = wanted_by_run(files, baselines_given)
+    return _spec(settings, reference, device, budgets, flags, wanted, resume, files.root.parent), problem, \
+        bool(new_budgets)
+
+
+def _reopened_or_fail(runs_dir: Path, run_id: str) -> RunClaim:
+    from kernelpro.app.run_claim import reopen_run
+    from kernelpro.run_lock import RunBusy
+    from kernelpro.runs.files import RunNotFound
+
+    try:
+        return reopen_run(runs_dir, run_id)
+    except (RunNotFound, RunBusy) as error:
+        _fail(str(error))
+
+
+def _created_or_fail(spec: RunSpec, problem: Problem) -> RunClaim:
+    from kernelpro.app.run_claim import create_run
+    from kernelpro.run_lock import RunBusy
+
+    try:
+        return create_run(spec, problem.name)
+    except RunBusy as error:
+        _fail(str(error))
+    except OSError as error:  # nothing judged yet: no half-made run directory is left to resume
+        _fail(cannot_write(error, spec.runs_dir))
+
+
+def _optimize(out: Console, spec: RunSpec, settings: Settings, problem: Problem, claim: RunClaim, as_json: bool,
+              budgets_given: bool, reference: Path) -> None:
+    """Drive the held run to its end and say how it ended (``reference``: the problem file as it was given);
+    exits with the run's status."""
+    from kernelpro.app.session import RunSetupFailed, open_or_resume
+    from kernelpro.cli.optimize_baselines import judge_run_baselines
+    from kernelpro.llm.models import llm_configured
+
+    run_id = claim.run_id
+    spec = spec.model_copy(update={"run_id": run_id})  # a new run's id, made as its directory was
+    if not llm_configured(settings):
         from kernelpro.recipes.catalogue import recipes_notice
 
-        what = recipes_notice(problem, device, profiled=device == "cuda" and not no_profile, remembered=not no_memory,
-                              tolerances=settings.harness.tolerances)
+        what = recipes_notice(problem, spec.device, profiled=spec.device == "cuda" and not spec.no_profile,
+                              remembered=not spec.no_memory, tolerances=settings.harness.tolerances)
         out.print(f"[yellow]{escape(NO_LLM_NOTICE.format(recipes=what))}[/]", soft_wrap=True)
-
-    files.root.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(files.checkpoint, check_same_thread=False)
-    context = None
     try:
-        saver = SqliteSaver(conn)
-        graph = builder().compile(checkpointer=saver)
-        config = {"configurable": {"thread_id": run_id}, "recursion_limit": budgets.recursion_limit}
-        previous = graph.get_state(config).values if resume else {}
-        meter = UsageMeter.from_dict(previous.get("usage"), settings) if previous.get("usage") else \
-            UsageMeter(settings)
-        try:
-            context = build_context(settings, problem, device, gpu_name(device), files, budgets=budgets,
-                                    interactive=interactive, use_llm=use_llm, meter=meter,
-                                    use_memory=not no_memory, use_profiler=not no_profile)
-        except Exception as error:  # noqa: BLE001 - e.g. a search memory that cannot be opened
-            _fail(f"could not set up the run ({type(error).__name__}: {error}); fix it and continue with: "
-                  f"kernelpro optimize --resume {run_id}", code=SETUP_FAILED)
-        out.print(f"run [bold]{run_id}[/] in {files.root}" + (" (resumed)" if resume else ""), soft_wrap=True)
+        run = open_or_resume(spec, settings, claim, problem)
+    except RunSetupFailed as error:  # e.g. a search memory that cannot be opened
+        _fail(f"could not set up the run ({error}); fix it and continue with: kernelpro optimize --resume {run_id}",
+              code=SETUP_FAILED)
+    with run:
+        context = run.context
+        out.print(f"run [bold]{run_id}[/] in {run.files.root}" + (" (resumed)" if run.resumed else ""),
+                  soft_wrap=True)
         if context.uses_llm and context.tool_calling:
             out.print(f"agents call tools by {escape(context.tool_calling)}", soft_wrap=True)
         if forecaster_calling := getattr(getattr(context.gate, "forecaster", None), "tool_calling", ""):
             out.print(f"the forecaster calls tools by {escape(forecaster_calling)}", soft_wrap=True)
-        judge_run_baselines(out, context, files, baselines_wanted, settings, device)
-        progress = Progress(out, budgets.max_iters, device, previous)
-        # A run killed before its first step checkpointed starts from the beginning.
-        feed: Any = None if resume and previous else {"run_id": run_id}
-        if resume and previous and not graph.get_state(config).next:  # it ended: stopped, or a budget spent
-            if _goes_on(out, previous, context, run_id, budgets_given=bool(new_budgets)):
-                go_on(graph, config, f"the run had ended ({previous.get('stop_reason') or 'stopped'})")
-        status, interrupted = "failed", False
-        try:
-            while True:
-                for chunk in graph.stream(feed, config, context=context, stream_mode="updates",
-                                          durability="sync"):
-                    for node_name, values in chunk.items():
-                        if node_name != "__interrupt__":
-                            progress.update(node_name, values)
-                snapshot = graph.get_state(config)
-                if snapshot.interrupts:
-                    feed = Command(resume=ask_user(out, snapshot.interrupts[0].value, editor_in_use()))
-                    continue
-                break
-            state = graph.get_state(config).values
-            status = state.get("status", "failed")
-        except KeyboardInterrupt:
-            state = graph.get_state(config).values
-            status, interrupted = "stopped", True
+        judge_run_baselines(out, context, run.files, spec.baselines, settings, spec.device)
+        progress = Progress(out, spec.budgets.max_iters, spec.device, run.previous)
+        _resume_past_end(out, run, budgets_given)
+        ended = _drive(out, run, progress)
+        if ended.interrupted:
             out.print(f"stopped; resume with: kernelpro optimize --resume {run_id}")
-        except Exception as error:  # noqa: BLE001 - the run directory keeps everything judged so far
-            if (refused := storage_error(error, files.checkpoint)) is not None:  # the outputs could not be written
-                _fail(cannot_write_run(refused, run_id), code=FAILED)
-            state = graph.get_state(config).values
-            status = "failed"
-            out.print(f"[bold red]the run failed:[/] {escape(f'{type(error).__name__}: {error}')}; what was "
-                      f"judged is kept in {files.root}; resume with: kernelpro optimize --resume {run_id}")
-            state = {**state, "stop_reason": f"{type(error).__name__}: {error}"}
-    finally:
-        conn.close()
-        if context is not None:
-            context.evaluate.close()  # stops the run's judging workers
+        elif ended.error is not None:
+            if (refused := storage_error(ended.error, run.files.checkpoint)) is not None:
+                _fail(cannot_write_run(refused, run_id), code=FAILED)  # the outputs could not be written
+            out.print(f"[bold red]the run failed:[/] {escape(f'{type(ended.error).__name__}: {ended.error}')}; "
+                      f"what was judged is kept in {run.files.root}; resume with: kernelpro optimize --resume "
+                      f"{run_id}")
+        try:
+            outcome = run.finish()
+        except Exception as error:
+            if (refused := storage_error(error)) is None:
+                raise
+            _fail(cannot_write_run(refused, run_id), code=FAILED)  # each output is whole or absent: none is half
+        _said_at_the_end(out, outcome, ended, run_id, as_json, reference)
 
+
+def _resume_past_end(out: Console, run: Run, budgets_given: bool) -> None:
+    """A resumed run that had ended goes on, or says why it cannot and how to give it more."""
+    past = run.past_end(budgets_given)
+    if past is None or past.kind == "failed":
+        return
+    if past.kind == "stays_ended":
+        out.print(f"run {run.run_id} ended ({escape(past.why)}); to go on, resume it with a larger budget: "
+                  f"kernelpro optimize --resume {run.run_id} --max-iters N (or --time-budget, --gpu-budget, "
+                  "--usd-budget)", soft_wrap=True)
+        return
+    out.print(f"run {run.run_id} had ended ({escape(past.why)}); it goes on", soft_wrap=True)
+    run.go_on(past.why)
+
+
+def _drive(out: Console, run: Run, progress: Progress) -> Ended:
+    """The run streamed to its end: a line per step, each question asked here; Ctrl-C at a question stops it."""
+    from kernelpro.app.session import NO_ANSWER, NodeUpdate, Question
+
+    answer: Any = NO_ANSWER
     try:
-        summary = write_outputs(files, state, status, context, meter)
-    except Exception as error:
-        if (refused := storage_error(error)) is None:
-            raise
-        _fail(cannot_write_run(refused, run_id), code=FAILED)  # each output is whole or absent: none is half
-    by_user = interrupted or str(state.get("stop_reason", "")).startswith("stopped by the user")
+        while True:
+            question = None
+            for event in run.stream(answer):
+                if isinstance(event, NodeUpdate):
+                    progress.update(event.node, event.values)
+                elif isinstance(event, Question):
+                    question = event
+                else:
+                    return event
+            assert question is not None  # a stream ends at a question or at the run's end
+            answer = ask_user(out, question.request, editor_in_use())
+    except KeyboardInterrupt:
+        return run.stop()
+
+
+def _said_at_the_end(out: Console, outcome: RunOutcome, ended: Ended, run_id: str, as_json: bool,
+                     reference: Path) -> None:
+    """The run's last line (or --json's object), then its exit status."""
+    state, status = ended.state, ended.status
+    by_user = ended.stopped_by_user
     # Ctrl-C said how to go on as it stopped; a stop at a prompt says it here
-    resume_hint = f"; resume with: kernelpro optimize --resume {run_id}" if by_user and not interrupted else ""
+    resume_hint = f"; resume with: kernelpro optimize --resume {run_id}" if by_user and not ended.interrupted else ""
     if as_json:
-        print(json.dumps(summary))
+        print(json.dumps(outcome.to_json()))
     elif state.get("reference_error") or state.get("too_big"):
         pass  # the error line below says it all
-    elif summary["improved"]:
+    elif outcome.improved:
         from kernelpro.search.tree import speedup_text
 
         out.print(f"[bold]{status}[/]: best speedup [bold green]"
-                  f"{speedup_text(summary['best_speedup'], summary['best_speedup_ci95'])}[/] "
-                  f"({summary['best_variant']}, {summary['best_candidate']}){resume_hint}; report: "
-                  f"{summary['report']}", soft_wrap=True)
-    elif status == "stopped" and not summary["candidates_judged"]:
-        out.print(f"[bold]stopped[/] before any candidate was judged{resume_hint}; report: {summary['report']}",
+                  f"{speedup_text(outcome.best_speedup, outcome.best_speedup_ci95)}[/] "
+                  f"({outcome.best_variant}, {outcome.best_candidate}){resume_hint}; report: "
+                  f"{outcome.report}", soft_wrap=True)
+    elif status == "stopped" and not outcome.candidates_judged:
+        out.print(f"[bold]stopped[/] before any candidate was judged{resume_hint}; report: {outcome.report}",
                   soft_wrap=True)
     else:
         out.print(f"[bold]{status}[/]: [bold yellow]no improvement: keep the reference[/] "
-                  f"({summary['no_improvement_reason']}){resume_hint}; report: {summary['report']}", soft_wrap=True)
+                  f"({outcome.no_improvement_reason}){resume_hint}; report: {outcome.report}", soft_wrap=True)
     if state.get("too_big"):  # unusable here: no candidate can be judged within this machine's memory
         _fail(f"too big for this machine: {state['too_big']}; then start a new run", code=BAD_INPUT)
     if state.get("reference_error"):  # unusable input, not a run to resume: nothing is judged against it
         _fail(f"the reference {reference} fails, so no candidate can be judged against it: "
               f"{state['reference_error']}; fix the problem file and start a new run", code=BAD_INPUT)
-    code = exit_code(status, summary["improved"], by_user)
+    code = exit_code(status, outcome.improved, by_user)
     if code != OK:
         raise typer.Exit(code=code)
-
-
-def _goes_on(out: Console, state: dict[str, Any], context: Any, run_id: str, budgets_given: bool) -> bool:
-    """Whether a run that ended goes on: when it was stopped (at a prompt, or by a budget) or new budgets were
-    given, and the budgets leave room; else its outcome is written again, with how to give it more."""
-    from kernelpro.graphs.views import stop_reason
-
-    if state.get("status") == "failed":  # the reference itself failed: no budget mends that
-        return False
-    spent = stop_reason(state, context)
-    if spent is not None or (state.get("status") != "stopped" and not budgets_given):
-        why = spent[0] if spent is not None else state.get("stop_reason") or state.get("status", "ended")
-        out.print(f"run {run_id} ended ({escape(str(why))}); to go on, resume it with a larger budget: "
-                  f"kernelpro optimize --resume {run_id} --max-iters N (or --time-budget, --gpu-budget, "
-                  "--usd-budget)", soft_wrap=True)
-        return False
-    out.print(f"run {run_id} had ended ({escape(str(state.get('stop_reason') or 'stopped'))}); it goes on",
-              soft_wrap=True)
-    return True
 
 
 def exit_code(status: str, improved: bool, stopped_by_user: bool) -> int:
