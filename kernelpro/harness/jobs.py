@@ -100,7 +100,9 @@ def make_job(problem: Problem, candidate_source: str, device: str, settings: Set
         "candidate_source": candidate_source,
         "device": device,
         "timing": timing,
-        "harness": settings.harness.model_dump(mode="json"),
+        # without the judge's name: a judge registered at run time is known in this process only, and the
+        # worker, judging as it is told, has no use for it
+        "harness": settings.harness.model_dump(mode="json", exclude={"backend"}),
         "compile": settings.compile.model_dump(mode="json"),  # so kernelpro.runtime in the worker shares the cache
         "protected_paths": protected,
         **cuda_confinement(device, settings.harness, protected),
