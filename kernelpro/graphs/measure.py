@@ -2,8 +2,9 @@
 
 A verdict is stored in the run directory the moment the judge reaches it, before the batch ends and the state
 moves on, so a run killed while judging resumes with every verdict it had (``RunFiles.stored_result``) and
-judges nothing twice. The same code twice (in one batch or across batches) is judged once, and code judged
-before the run (``judged_before``: a suite's compile baselines) is not judged again.
+judges nothing twice. The judge is asked through ``runs.judged_once.JudgedOnce``, seeded from the checkpointed
+state at every batch: the same code twice (in one batch or across batches) is judged once, and code judged before
+the run (``judged_before``: a suite's compile baselines) is not judged again.
 """
 
 from __future__ import annotations
@@ -22,15 +23,31 @@ from kernelpro.harness.footprint import PROBLEM_TOO_BIG
 from kernelpro.harness.ports import Proposal
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult
 from kernelpro.runs.judged_before import JudgedBefore, JudgedBeforeError
-from kernelpro.search.tree import Variant, normalised_source
+from kernelpro.runs.judged_once import JudgedOnce, Reused
+from kernelpro.search.tree import Variant, VariantTree
 
 
-def answered(result: EvalResult, by: str) -> EvalResult:
-    """A copy of ``result`` for a candidate answered by another's verdict (``details.answered_by``), so whoever
-    sums the judge's seconds over a run's verdicts counts that judgment once."""
-    copy = result.model_copy(deep=True)
-    copy.details["answered_by"] = by
-    return copy
+def judged_once(ctx: OptimizeContext, tree: VariantTree) -> tuple[JudgedOnce, list[str]]:
+    """The run's judge answering what it has a verdict on: the tree's verdicts (the checkpointed state, so a
+    resumed run knows what it judged) and those the run adopted from before it; notes say why those were not used."""
+    try:  # e.g. a suite's compile baselines, judged before the run
+        earlier, notes = JudgedBefore.of_run(ctx.files.root), []
+    except JudgedBeforeError as error:  # checked when the run adopted it: only a hand-edited file gets here
+        earlier, notes = JudgedBefore(), [f"earlier verdicts not used: {error}"]
+    once = JudgedOnce(ctx.evaluate, earlier)
+    for variant in tree:
+        if variant.kind != "reference" and variant.result is not None:
+            once.remember(variant.source, EvalResult.model_validate(variant.result), variant.id)
+    return once, notes
+
+
+def answered_note(reused: Reused | None) -> str:
+    """How the judge event says a candidate was answered without judging it (nothing when it was judged)."""
+    if reused is None:
+        return ""
+    if reused.before_run:
+        return f" (the same code as {reused.label}: its verdict, not judged again)"
+    return f" (the same candidate as {reused.label}: its verdict, not judged again)"
 
 
 @node
@@ -60,61 +77,51 @@ def gate(state: OptimizeState, runtime: Ctx) -> Command[Literal["judge"]]:
 def judge(state: OptimizeState, runtime: Ctx) -> Command[Literal["profile", "finish"]]:
     ctx, tree = runtime.context, tree_of(state)
     batch = [v for v in (tree.get(i) for i in state.get("pending", [])) if not v.settled and v.source]
+    once, notes = judged_once(ctx, tree)
     verdicts: dict[str, tuple[EvalResult, str]] = {}  # id -> verdict, and where it came from
-    answered_before = 0  # of the batch, answered from verdicts taken before the run
-    todo: dict[str, list[Variant]] = {}  # normalised code -> the batch's variants with it
-    try:  # e.g. a suite's compile baselines, judged before the run
-        earlier, notes = JudgedBefore.of_run(ctx.files.root), []
-    except JudgedBeforeError as error:  # checked when the run adopted it: only a hand-edited file gets here
-        earlier, notes = JudgedBefore(), [f"earlier verdicts not used: {error}"]
     for variant in batch:
-        stored = ctx.files.stored_result(variant.id, variant.source)
-        twin = tree.equivalent_of(variant)
-        if stored is not None:
+        if (stored := ctx.files.stored_result(variant.id, variant.source)) is not None:
             verdicts[variant.id] = (stored, " (recovered from the run directory)")
-        elif twin is not None:  # its verdict stands, at no GPU cost; its profile too
-            ctx.files.write_source(variant.id, variant.source)  # every logged candidate has its code on disk
-            verdicts[variant.id] = (answered(EvalResult.model_validate(twin.result), twin.id),
-                                    f" (the same candidate as {twin.id}: its verdict, not judged again)")
-            variant.profile_notes, variant.findings = twin.profile_notes, list(twin.findings)
-        elif (known := earlier.find(variant.source)) is not None:  # judged before the run by the same judge
-            ctx.files.write_source(variant.id, variant.source)
-            verdicts[variant.id] = (answered(known[0], known[1]), f" (the same code as {known[1]}: its verdict, "
-                                                                  "not judged again)")
-            answered_before += 1
+            once.remember(variant.source, stored, variant.id)
         else:
-            ctx.files.write_source(variant.id, variant.source)
-            todo.setdefault(normalised_source(variant.source), []).append(variant)
-    groups, unjudged, until = list(todo.values()), [], None
+            ctx.files.write_source(variant.id, variant.source)  # every logged candidate has its code on disk
+    asked = [v for v in batch if v.id not in verdicts]
+    unjudged, until = [], None
     if (budget := run_time_budget(state, ctx, tree)) is not None:  # the code is written; its judgment must fit
+        groups = once.new_codes([v.source for v in asked])
         if budget.costs.measured and groups:
             fits = budget.batch(len(groups), len(tree.finalists(ctx.settings.search.finalists)), True)
             if fits < len(groups):
                 notes.append(budget.not_started(f"the judgment of {len(groups) - fits} written candidate(s)") +
                              "; kernelpro optimize --resume judges them")
-            groups, unjudged = groups[:fits], [v for group in groups[fits:] for v in group]
+            left = {index for group in groups[fits:] for index in group}
+            unjudged = [v for index, v in enumerate(asked) if index in left]
+            asked = [v for index, v in enumerate(asked) if index not in left]
         until = budget.in_flight_until()
-    firsts = [group[0] for group in groups]
 
     def keep(index: int, result: EvalResult) -> None:  # each verdict on disk as it comes: a kill mid-batch
-        if result.reason != CUT_AT_DEADLINE:  # costs only the candidates still being judged
-            ctx.files.store_result(firsts[index].id, result)
+        if index not in once.reused and result.reason != CUT_AT_DEADLINE:  # costs only those still being judged
+            ctx.files.store_result(asked[index].id, result)
 
-    fresh = ctx.evaluate.judge_many(ctx.problem, [v.source for v in firsts], on_verdict=keep, until=until) \
-        if firsts else []
-    gpu_s = sum(r.device_s for r in fresh) if ctx.device == "cuda" else 0.0
-    for group, result in zip(groups, fresh, strict=True):
+    results = once.judge_many(ctx.problem, [v.source for v in asked], on_verdict=keep, until=until,
+                              labels=[v.id for v in asked])
+    fresh = [(v, r) for index, (v, r) in enumerate(zip(asked, results, strict=True)) if index not in once.reused]
+    gpu_s = sum(r.device_s for _, r in fresh) if ctx.device == "cuda" else 0.0
+    answered_before = 0  # of the batch, answered from verdicts taken before the run
+    for index, (variant, result) in enumerate(zip(asked, results, strict=True)):
         if result.reason == CUT_AT_DEADLINE:  # the budget's end stopped it: no verdict, judged on --resume
-            unjudged += group
+            unjudged.append(variant)
             continue
-        verdicts[group[0].id] = (result, "")
-        for twin in group[1:]:
-            verdicts[twin.id] = (answered(result, group[0].id),
-                                 f" (the same candidate as {group[0].id}: its verdict, not judged again)")
-    if stopped := [v.id for v, r in zip(firsts, fresh, strict=True) if r.reason == CUT_AT_DEADLINE]:
+        reused = once.reused.get(index)
+        verdicts[variant.id] = (result, answered_note(reused))
+        if reused is not None and reused.before_run:
+            answered_before += 1
+        elif reused is not None and (twin := tree.variants.get(reused.label)) is not None and twin.result is not None:
+            variant.profile_notes, variant.findings = twin.profile_notes, list(twin.findings)  # its profile stands
+    if stopped := [v.id for v, r in fresh if r.reason == CUT_AT_DEADLINE]:
         notes.append(f"time budget: stopped at the budget's end, not judged: {', '.join(stopped)}; "
                      "kernelpro optimize --resume judges them")
-    measured = [(v, r) for v, r in zip(firsts, fresh, strict=True) if r.reason != CUT_AT_DEADLINE]
+    measured = [(v, r) for v, r in fresh if r.reason != CUT_AT_DEADLINE]
     events = [*notes, *record_judged(ctx, [v for v, _ in measured], [r for _, r in measured])]
     iteration = state.get("iteration", 0)
     left = {v.id for v in unjudged}
