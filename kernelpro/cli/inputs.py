@@ -1,12 +1,11 @@
 """What the commands check before they start anything: the device exists, the files are there and readable, the
 problem is in KernelBench's format. Each failure is one specific line and exit code 2, never a traceback. Also
-what they read from their options alike: durations (``--time-budget 15m``) and the device's name."""
+what they read from their options alike: durations (``--time-budget 15m``)."""
 
 from __future__ import annotations
 
 import functools
 import os
-import platform
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -200,15 +199,6 @@ def retry_kinds_or_fail(retry: str | None, resume: str | None) -> set[str] | Non
         fail(f"--retry {retry!r}: give all, or failure kinds among {', '.join(RETRY_KINDS)}"
              + (f" (not {', '.join(sorted(unknown))})" if words else ""))
     return words
-
-
-def gpu_name(device: str) -> str:
-    """The device's name, for prompts, memory records and reports."""
-    if device == "cuda":
-        import torch
-
-        return torch.cuda.get_device_name(0)
-    return f"CPU ({platform.machine()})"
 
 
 def budgets_or_fail(max_iters: int | None, time_budget: str | None, gpu_budget: str | None,
