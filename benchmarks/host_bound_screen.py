@@ -45,8 +45,8 @@ def screen_one(path: Path, settings: Settings, device: Any, clock: Any, workdir:
     import torch
 
     from kernelpro.harness.device_lock import device_lock
-    from kernelpro.harness.loader import load_reference
-    from kernelpro.harness.timing import run_timing
+    from kernelpro.harness.timing.rounds import run_timing
+    from kernelpro.harness.worker.loader import load_reference
 
     module = load_reference(path.read_text(), workdir)
     torch.manual_seed(0)
@@ -85,7 +85,7 @@ def main() -> None:
 
     if not torch.cuda.is_available():
         sys.exit("host_bound_screen.py needs a CUDA GPU: on a CPU no call is host-bound in the judge's sense")
-    from kernelpro.harness.clocks import make_clock
+    from kernelpro.harness.timing.clocks import make_clock
 
     settings = Settings()
     settings.harness.timing_budget_s = args.timing_budget_s

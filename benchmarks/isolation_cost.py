@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kernelpro.config import Settings  # noqa: E402
-from kernelpro.harness.isolation_probe import probe_worker_isolation  # noqa: E402
+from kernelpro.harness.isolation.probe import probe_worker_isolation  # noqa: E402
 from kernelpro.harness.pipeline import Pipeline  # noqa: E402
 from kernelpro.problem import parse_problem  # noqa: E402
 

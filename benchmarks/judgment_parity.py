@@ -20,8 +20,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import kernelpro.harness.clocks as clocks  # noqa: E402
-import kernelpro.harness.timing as timing  # noqa: E402
+import kernelpro.harness.timing.clocks as clocks  # noqa: E402
+import kernelpro.harness.timing.rounds as timing  # noqa: E402
 from kernelpro.config import HarnessSettings  # noqa: E402
 
 BASE = {"timing_trials": 50, "min_timing_trials": 50, "timing_budget_s": 60.0, "warmup": 3}

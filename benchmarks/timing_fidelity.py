@@ -159,8 +159,8 @@ def ours(repeats: int, watch: CardWatch) -> dict[str, dict]:
     import torch
 
     from kernelpro.config import HarnessSettings
-    from kernelpro.harness.clocks import make_clock
-    from kernelpro.harness.timing import time_models
+    from kernelpro.harness.timing.clocks import make_clock
+    from kernelpro.harness.timing.rounds import time_models
 
     torch.backends.cuda.matmul.allow_tf32 = False
     settings = HarnessSettings(timing_trials=50, min_timing_trials=50, timing_budget_s=60.0, warmup=3)

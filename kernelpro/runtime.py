@@ -35,7 +35,7 @@ from kernelpro.harness.compile.signature import (
     parse_param_list,
     parse_signature,
 )
-from kernelpro.harness.launch_ledger import LEDGER
+from kernelpro.harness.guards.launch_ledger import LEDGER
 
 __all__ = ["CubinKernel", "CudaKernel", "KernelCompileError", "KernelLaunchError", "SignatureError", "compile_cubin"]
 

@@ -25,7 +25,7 @@ def doctor(
     """Report what this machine has: GPUs, CUDA tools, Nsight Compute, Triton, torch, the LLM provider, and which
     walls the sandbox gets here (tried in a worker-like process). Exits 4 when something required is missing."""
     from kernelpro.environment import probe_environment
-    from kernelpro.harness.isolation_probe import isolation_checks
+    from kernelpro.harness.isolation.probe import isolation_checks
     from kernelpro.harness.jobs import protected_paths
 
     settings = load_settings()

@@ -22,7 +22,7 @@ from kernelpro.cli.inputs import (
 )
 from kernelpro.config import load_settings
 from kernelpro.harness.result import EvalResult
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 from kernelpro.problem import Problem
 
 console = Console()

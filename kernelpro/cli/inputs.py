@@ -94,7 +94,7 @@ def objective_or_fail(objective: str | None, settings: Settings, device: str) ->
     if device != "cuda":
         fail(f"{asked} needs NVML's energy readings on an NVIDIA GPU, and this run is on {device}: use "
              "--objective time, or --device cuda on a machine with a GPU")
-    from kernelpro.harness.energy import unavailable
+    from kernelpro.harness.timing.energy import unavailable
 
     if reason := unavailable(0):
         fail(f"{asked} needs NVML's energy readings, which this GPU cannot give ({reason}); use --objective time")

@@ -74,7 +74,7 @@ def run(argv: Sequence[str] | None = None, command: typer.Typer = app) -> int:
 
 
 def main() -> None:
-    from kernelpro.harness.isolation import hide_this_process
+    from kernelpro.harness.isolation.walls import hide_this_process
 
     hide_this_process()  # it may hold a provider's key: no other process of this user may read its memory
     sys.exit(run())

@@ -118,7 +118,7 @@ def model_command(
     if as_json:
         print(json.dumps(line))
         return
-    from kernelpro.harness.stats import speedup_text
+    from kernelpro.harness.timing.stats import speedup_text
 
     if outcome.end_to_end is not None:
         measured = speedup_text(line["end_to_end_speedup"], line["end_to_end_ci95"])

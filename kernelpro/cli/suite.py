@@ -218,7 +218,7 @@ def status(
             result["resume"] = resume
         print(json.dumps(result))
         return
-    from kernelpro.harness.stats import speedup_text
+    from kernelpro.harness.timing.stats import speedup_text
 
     _, scores = suite_scores(rows)
     energy = shows_energy(suite["config"], rows)
@@ -261,7 +261,7 @@ def _resume_command(suite_id: str, runs_dir: Optional[Path], default_runs_dir: P
 
 def _headline_scores(result: dict) -> str:
     """fast_1.0 with its range and the geomean with its interval, as the suite's JSON object gives them."""
-    from kernelpro.harness.stats import speedup_text
+    from kernelpro.harness.timing.stats import speedup_text
 
     shares, geomean, ci = result["fast_p_range"].get("1.0"), result["geomean_speedup"], result["geomean_speedup_ci95"]
     return (f"fast_1.0 {result['fast_p']['1.0']:.2f}"

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 from kernelpro.suite.driver import Progress as SuiteProgress
 
 

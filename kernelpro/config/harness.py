@@ -84,7 +84,7 @@ class HarnessSettings(BaseModel):
     """A relative error this large is wrong values, not lost precision (e.g. zeros for tiny outputs)."""
     timed_check_elements: int = Field(1 << 20, ge=0)
     """Elements of a larger output compared in each timed call, at positions drawn afresh after the call (0:
-    every element); the correctness trials always compare every one (``harness/timed_checks.py``)."""
+    every element); the correctness trials always compare every one (``harness/guards/timed_checks.py``)."""
     warmup: int = 3
     """Untimed calls of each model before timing."""
     timing_trials: int = 400
@@ -132,7 +132,7 @@ class HarnessSettings(BaseModel):
     l2_flush_bytes: int = 0
     """Bytes written between CUDA trials to flush L2; 0 means four times the device's L2."""
     referee: bool = True
-    """Decide every verdict the worker found correct again on the trusted side (``harness/referee.py``): the
+    """Decide every verdict the worker found correct again on the trusted side (``harness/referee/process.py``): the
     reference, its float64 oracle, the inputs, the comparison and the timing of the reference in a process that
     never loads candidate code; the candidate alone in a walled process of its own, fed each set's inputs and
     timed by the same clock, each call also timed from outside. The candidate's process then holds nothing the
@@ -142,7 +142,7 @@ class HarnessSettings(BaseModel):
     referee_timer_tolerance: float = Field(0.1, ge=0)
     """How much more, as a share of its claimed time, a candidate call may take from outside than its own clock
     claimed, beyond what the reference's calls take more than theirs, before its timing is ``timer_mismatch``
-    (``referee_timing.timer_check``; three standard errors of the rounds' noise are allowed besides)."""
+    (``referee.timing.timer_check``; three standard errors of the rounds' noise are allowed besides)."""
     referee_timer_floor_ms: float = Field(0.02, ge=0)
     """The same allowance's least absolute part, for the host's scheduling noise."""
     referee_prestart: bool = True
@@ -152,7 +152,8 @@ class HarnessSettings(BaseModel):
     prestarts: the processes' imports would be other work beside the worker's timing (``contended``)."""
     second_opinion: bool = True
     """Before a run reports a best, time the reference and the best again in a fresh sandboxed process by an
-    independent plain method (``harness/second_opinion.py``: host-synchronised calls on fresh inputs, alternating).
+    independent plain method (``harness/timing/second_opinion.py``: host-synchronised calls on fresh inputs,
+    alternating).
     Where the two figures disagree beyond the noise, the best gets ``timing_disagreement`` and does not count; a
     best below the memory floor (``below_memory_floor``) counts only with an agreeing second opinion, so with this
     off it never does."""
@@ -189,7 +190,7 @@ class HarnessSettings(BaseModel):
     only warned about."""
     isolate: bool = True
     """Put each worker in new user, network, PID and mount namespaces and a Landlock domain, where the kernel
-    allows them unprivileged, and make the judge's process undumpable (see ``harness/isolation.py``); the
+    allows them unprivileged, and make the judge's process undumpable (see ``harness/isolation/walls.py``); the
     verdict's ``details.isolation`` lists what a worker got."""
     protected_dirs: list[Path] = Field(default_factory=list)
     """Further directories a worker may read but never write, beside the runs, kernelpro's home and the caches

@@ -14,7 +14,7 @@ from typing import Any
 from kernelpro.graphs.context import OptimizeContext
 from kernelpro.graphs.time_budget import TimeBudget
 from kernelpro.harness.result import TIMING_DISAGREEMENT, EvalResult
-from kernelpro.harness.second_opinion_stats import opinion_text, settle
+from kernelpro.harness.timing.second_opinion_stats import opinion_text, settle
 from kernelpro.search.tree import Variant, VariantTree, speedup_text
 
 
@@ -93,7 +93,7 @@ def _asked(tree: VariantTree) -> list[Variant]:
 
 
 def opinion_facts(tree: VariantTree, best: Variant | None) -> dict[str, Any] | None:
-    """The second opinion a run reports (``summary.json``'s ``second_opinion``): the best's, or with no best the
+    """The second opinion a run reports (``summary.json``'s ``timing.second_opinion``): the best's, or with no best the
     one that disputed the fastest candidate asked about; None where none was asked for."""
     chosen = next((v for v in ([best] if best is not None else []) + _asked(tree)
                    if v.deciding_result.second_opinion is not None), None)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelpro.agents.templates import fence
 from kernelpro.harness.result import EvalResult, headline
-from kernelpro.harness.stats import CALL_WORDS
+from kernelpro.harness.timing.stats import CALL_WORDS
 from kernelpro.problem import Problem
 from kernelpro.search.objective import energy_text
 from kernelpro.search.tree import Variant, VariantTree, speedup_text

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.config import KERNELPRO_HOME, Settings
-from kernelpro.harness.cuda_walls import cuda_confinement
 from kernelpro.harness.footprint import PROBLEM_TOO_BIG, reference_out_of_memory
+from kernelpro.harness.guards.static import scan_source
+from kernelpro.harness.isolation.cuda_walls import cuda_confinement
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding, rejected
-from kernelpro.harness.sandbox import PACKAGE_ROOT, WorkerOutcome
-from kernelpro.harness.static_guards import scan_source
-from kernelpro.harness.worker_dirs import caller_caches, worker_root
+from kernelpro.harness.worker.dirs import caller_caches, worker_root
+from kernelpro.harness.worker.sandbox import PACKAGE_ROOT, WorkerOutcome
 from kernelpro.problem import Problem, module_level_names
 
 
@@ -54,7 +54,7 @@ def precheck(source: str) -> EvalResult | list[GuardFinding]:
 
 
 def protected_paths(settings: Settings) -> list[str]:
-    """The directories a worker may read but never write (``isolation_mounts``).
+    """The directories a worker may read but never write (``isolation.mounts``).
 
     The judge's: the run directories (checkpoints, results, reports), the chats' threads,
     ``harness.protected_dirs`` (a suite's ledger), kernelpro's home (the search memory, the judged-candidate
@@ -63,7 +63,7 @@ def protected_paths(settings: Settings) -> list[str]:
     would load. And what the user's next program runs:
     the Python installation (a ``.pth`` file in site-packages runs in every Python started after, the kernelpro
     CLI with its provider's key included), kernelpro's own source, HOME (``~/.bashrc``, ``~/.config``), the
-    caller's compile caches (``worker_dirs.caller_caches``) and the directory every worker's own is made in."""
+    caller's compile caches (``worker.dirs.caller_caches``) and the directory every worker's own is made in."""
     owned = [Path(p).expanduser() for p in (KERNELPRO_HOME, settings.memory.path, settings.compile.cache_dir,
                                             settings.cache.root)]
     if settings.compile.inline_cache:

@@ -13,7 +13,7 @@ from kernelpro.config import Settings, load_settings
 from kernelpro.harness.jobs import classify, make_job, precheck, resolve_device
 from kernelpro.harness.pipeline import Pipeline
 from kernelpro.harness.result import EvalResult, SecondOpinion
-from kernelpro.harness.second_opinion import ask
+from kernelpro.harness.timing.second_opinion import ask
 from kernelpro.problem import Problem
 
 __all__ = ["PipelineEvaluator", "classify", "judge", "judge_many", "make_job", "precheck", "resolve_device"]

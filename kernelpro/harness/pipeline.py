@@ -4,7 +4,7 @@ A producer thread compiles the candidates' literal CUDA kernels in chunks (``com
 ``load_inline`` builds in a pool of their own (``inline_ahead``), and queues each candidate as soon as its
 kernels and extensions are built; one that does not compile is a verdict without a worker. One
 lane per device drains the queue: with ``harness.worker_mode = "persistent"`` through a long-lived worker
-(``worker_handle``), with ``"fresh"`` through a new worker process per candidate (``sandbox``). Verdicts
+(``worker.handle``), with ``"fresh"`` through a new worker process per candidate (``sandbox``). Verdicts
 come back in input order, and a candidate that crashes, hangs or cheats never takes a later one down.
 """
 
@@ -24,12 +24,12 @@ from kernelpro.config import HarnessSettings, Settings
 from kernelpro.harness.compile_ahead import compile_ahead
 from kernelpro.harness.device_lock import device_lock, locks, shared_until_exclusive
 from kernelpro.harness.inline_ahead import InlineAhead, InlineCounts, InlinePlan
-from kernelpro.harness.isolation import hide_this_process
+from kernelpro.harness.isolation.walls import hide_this_process
 from kernelpro.harness.jobs import classify, make_job, precheck, protected_paths, resolve_device
-from kernelpro.harness.referee_run import RefereeProcesses, run_referee, start_referee, with_referee
+from kernelpro.harness.referee.run import RefereeProcesses, run_referee, start_referee, with_referee
 from kernelpro.harness.result import CUT_AT_DEADLINE, EvalResult, GuardFinding
-from kernelpro.harness.sandbox import run_worker
-from kernelpro.harness.worker_handle import LongLivedWorker, WorkerStartError
+from kernelpro.harness.worker.handle import LongLivedWorker, WorkerStartError
+from kernelpro.harness.worker.sandbox import run_worker
 from kernelpro.problem import Problem
 
 Item = tuple[Problem, str]

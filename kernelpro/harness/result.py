@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from kernelpro.harness.scorecards import KernelBenchScore
-from kernelpro.harness.stats import speed_call
+from kernelpro.harness.timing.scorecards import KernelBenchScore
+from kernelpro.harness.timing.stats import speed_call
 
 # What torch says when CUDA's allocator cannot serve a request (``torch.OutOfMemoryError``).
 OUT_OF_GPU_MEMORY = re.compile(r"CUDA out of memory|OutOfMemoryError")
@@ -179,7 +179,7 @@ class EvalResult(BaseModel):
     second_opinion: SecondOpinion | None = None
     kernelbench: KernelBenchScore | None = None
     """The speedup in KernelBench's convention (events behind the L2 flush, the mean, no host floor), from the
-    referee's timed rounds, beside ``speedup`` (``harness/scorecards.py``)."""
+    referee's timed rounds, beside ``speedup`` (``harness/timing/scorecards.py``)."""
     """The best's speedup timed again in a fresh process by an independent method, where the run asked for it
     (``harness.second_opinion``); a disagreement adds the ``timing_disagreement`` finding."""
 

@@ -15,7 +15,7 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from kernelpro.harness.result import Status
-from kernelpro.harness.stats import CALL_WORDS, speedup_text
+from kernelpro.harness.timing.stats import CALL_WORDS, speedup_text
 from kernelpro.problem import Problem
 
 RecordKind = Literal["attempt", "insight", "compile_fix"]

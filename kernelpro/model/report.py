@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelpro.atomic_write import write_atomic
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 from kernelpro.model.finish import ModelOutcome
 from kernelpro.model.plan import ModelPlan
 

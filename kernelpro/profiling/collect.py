@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 from kernelpro.config import HarnessSettings, load_settings
 from kernelpro.harness.device_lock import device_lock
 from kernelpro.harness.limited_run import run_limited
-from kernelpro.harness.sandbox import worker_environment
+from kernelpro.harness.worker.sandbox import worker_environment
 from kernelpro.profiling import ncu_errors
 from kernelpro.profiling.metrics import KernelMetrics
 from kernelpro.profiling.ncu_command import (

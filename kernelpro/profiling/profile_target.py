@@ -21,8 +21,8 @@ from typing import Any
 
 import torch
 
-from kernelpro.harness.integrity import real_manual_seed
-from kernelpro.harness.loader import Verdict, build, check_signature, load_candidate, load_reference
+from kernelpro.harness.guards.integrity import real_manual_seed
+from kernelpro.harness.worker.loader import Verdict, build, check_signature, load_candidate, load_reference
 
 CALL_RANGE = "kernelpro::model_call"  # the profiled call's range: what runs under it is the model's
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kernelpro.harness.result import headline
-from kernelpro.harness.stats import Measured
+from kernelpro.harness.timing.stats import Measured
 from kernelpro.report.summary import RoleUsage, RunSummary
 from kernelpro.search import objective as objectives
 from kernelpro.search.objective import energy_text
@@ -80,7 +80,7 @@ def kernelbench_text(facts: dict | None, scorecard: str) -> str:
 
 
 def second_opinion_text(facts: dict | None) -> str:
-    """The best timed again in a fresh process by an independent method (``summary.json``'s ``second_opinion``):
+    """The best timed again in a fresh process by an independent method (``summary.json``'s ``timing.second_opinion``):
     its speedup and interval, and whether it agrees with the judge's; "-" where none was asked for."""
     if not facts:
         return "-"

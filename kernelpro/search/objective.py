@@ -20,7 +20,7 @@ from typing import Any
 from kernelpro.config.harness import HarnessSettings
 from kernelpro.config.search import Objective, Scorecard
 from kernelpro.harness.result import EvalResult
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 
 OBJECTIVES: tuple[str, ...] = ("time", "energy", "edp")
 SCORECARDS: tuple[str, ...] = ("kernelpro", "kernelbench")

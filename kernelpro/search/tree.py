@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kernelpro.harness.result import EvalResult
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 from kernelpro.search.kinds import detect_kind
 from kernelpro.search.objective import DEFAULT_MIN_EFFECT
 from kernelpro.search.objective import check as check_objective

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kernelpro.harness.result import EvalResult
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 from kernelpro.search import objective as objectives
 from kernelpro.search.kinds import Kind
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kernelpro.config import Settings
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 from kernelpro.runs.outcome import RunOutcome
 from kernelpro.suite import alone, budget, estimate, overnight
 from kernelpro.suite.baselines import compile_baselines

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import MutableMapping
 
-from kernelpro.harness.sandbox import SECRET_NAME
+from kernelpro.harness.worker.sandbox import SECRET_NAME
 
 PREFIX = "KERNELPRO_"
 

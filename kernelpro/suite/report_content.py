@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from kernelpro.harness.stats import speedup_text
+from kernelpro.harness.timing.stats import speedup_text
 from kernelpro.report import content as run_content
 from kernelpro.report.content import reused_text
 from kernelpro.suite import alone

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from kernelpro.harness.stats import Z95, Measured
+from kernelpro.harness.timing.stats import Z95, Measured
 
 
 def geomean_interval(values: Sequence[Measured]) -> list[float] | None:

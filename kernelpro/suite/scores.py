@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelpro.harness.stats import Measured
+from kernelpro.harness.timing.stats import Measured
 from kernelpro.runs.outcome import RunOutcome
 from kernelpro.suite.baselines import fastest_compile, reference_host_bound
 from kernelpro.suite.ledger import FINISHED, ProblemRow

@@ -15,7 +15,7 @@ from kernelpro.cli.inputs import objective_or_fail
 from kernelpro.exit_codes import BAD_INPUT
 from kernelpro.forecast.gate import ForecastGate
 from kernelpro.graphs.run_outputs import write_outputs
-from kernelpro.harness.energy import unavailable
+from kernelpro.harness.timing.energy import unavailable
 from kernelpro.runs.files import RunFiles
 from kernelpro.suite.job import JobSpec, optimize_command
 from tests.conftest import DATA

@@ -7,7 +7,7 @@ import torch
 
 from kernelpro.harness.judge import classify, judge, make_job
 from kernelpro.harness.pipeline import Pipeline
-from kernelpro.harness.sandbox import run_worker
+from kernelpro.harness.worker.sandbox import run_worker
 from tests.conftest import candidate, problem
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]
@@ -136,7 +136,7 @@ def test_illegal_address_is_a_cuda_error_and_the_judge_carries_on(settings):
 def test_cuda_clock_counts_work_left_on_another_stream():
     """Work left running on another stream is counted up to the device's finish."""
     from kernelpro.config import HarnessSettings
-    from kernelpro.harness.clocks import make_clock
+    from kernelpro.harness.timing.clocks import make_clock
 
     clock = make_clock(torch.device("cuda"), HarnessSettings())
     side = torch.cuda.Stream()
@@ -161,7 +161,7 @@ def test_the_hosts_wake_up_after_a_long_call_is_not_side_stream_work():
     """After a 10 ms kernel the host wakes 0.1-0.2 ms late; counted from the end event, that read as work left on
     another stream and stretched half the samples. The span must stay the call's own."""
     from kernelpro.config import HarnessSettings
-    from kernelpro.harness.clocks import _event_elapsed, make_clock
+    from kernelpro.harness.timing.clocks import _event_elapsed, make_clock
 
     clock = make_clock(torch.device("cuda"), HarnessSettings())
     stretched = 0
@@ -177,7 +177,7 @@ def test_the_hosts_wake_up_after_a_long_call_is_not_side_stream_work():
 def test_cuda_clock_takes_off_its_own_span():
     """Two events with nothing between them span about a microsecond; no call is charged for it."""
     from kernelpro.config import HarnessSettings
-    from kernelpro.harness.clocks import make_clock
+    from kernelpro.harness.timing.clocks import make_clock
 
     clock = make_clock(torch.device("cuda"), HarnessSettings())
     assert 0.0 < clock.overhead_ms < 0.01
@@ -199,7 +199,7 @@ def test_persisting_l2_is_reset_before_each_trial():
 
     from kernelpro.config import HarnessSettings
     from kernelpro.harness import cuda_driver
-    from kernelpro.harness.clocks import make_clock
+    from kernelpro.harness.timing.clocks import make_clock
 
     torch.empty(1, device="cuda")
 
@@ -216,8 +216,8 @@ def test_host_work_hidden_behind_the_flush_still_counts():
     import time
 
     from kernelpro.config import HarnessSettings
-    from kernelpro.harness.clocks import make_clock
-    from kernelpro.harness.timing import time_models
+    from kernelpro.harness.timing.clocks import make_clock
+    from kernelpro.harness.timing.rounds import time_models
 
     settings = HarnessSettings(timing_trials=5, min_timing_trials=5, warmup=1)
     x = torch.ones(1, device="cuda")

@@ -38,7 +38,7 @@ def test_work_the_callers_stream_does_not_wait_for_is_rejected_with_its_lateness
 @pytest.mark.gpu_exclusive
 def test_the_clock_still_times_a_joined_side_stream():
     from kernelpro.config import HarnessSettings
-    from kernelpro.harness.clocks import make_clock
+    from kernelpro.harness.timing.clocks import make_clock
 
     clock = make_clock(torch.device("cuda"), HarnessSettings())
     side = torch.cuda.Stream()
@@ -55,7 +55,7 @@ def test_the_clock_still_times_a_joined_side_stream():
 
 
 def test_the_trace_tells_joined_from_unjoined_side_streams():
-    from kernelpro.harness.call_trace import trace_call
+    from kernelpro.harness.guards.call_trace import trace_call
 
     side = torch.cuda.Stream()
 

@@ -8,7 +8,7 @@ import torch
 
 from kernelpro.harness.jobs import make_job
 from kernelpro.harness.judge import judge
-from kernelpro.harness.referee_run import run_referee
+from kernelpro.harness.referee.run import run_referee
 from tests.conftest import candidate, problem
 from tests.harness.test_referee import referee_candidate
 

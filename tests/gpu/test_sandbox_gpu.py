@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelpro.harness.isolation import LANDLOCK_BREAKS_CUDA
-from kernelpro.harness.isolation_probe import probe_worker_isolation
-from kernelpro.harness.isolation_worker import OWN_ROOT
+from kernelpro.harness.isolation.probe import probe_worker_isolation
+from kernelpro.harness.isolation.walls import LANDLOCK_BREAKS_CUDA
+from kernelpro.harness.isolation.worker_walls import OWN_ROOT
 from kernelpro.harness.judge import classify, judge, make_job
-from kernelpro.harness.sandbox import run_worker
+from kernelpro.harness.worker.sandbox import run_worker
 from tests.conftest import candidate, problem
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs an NVIDIA GPU")]

@@ -8,8 +8,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from kernelpro.config import Tolerance
-from kernelpro.harness import chunked, compare, dynamic_guards, precision
-from kernelpro.harness.model_calls import all_finite
+from kernelpro.harness.guards import chunked, compare, precision
+from kernelpro.harness.guards import dynamic as dynamic_guards
+from kernelpro.harness.worker.model_calls import all_finite
 
 TOL = {"float32": Tolerance(atol=1e-4, rtol=1e-4)}
 NUMEL = 40_000

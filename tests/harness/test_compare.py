@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness.compare import (
+from kernelpro.harness.guards.compare import (
     POISON_BYTE,
     Agreement,
     Mismatch,

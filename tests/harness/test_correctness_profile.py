@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kernelpro.cli import app
 from kernelpro.config import HarnessSettings
-from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs
+from kernelpro.harness.guards.compare import Agreement, Mismatch, compare_outputs
 from kernelpro.harness.judge import judge
 from kernelpro.harness.judge_values import frozen_noise, judge_limits
 from tests.conftest import DATA, candidate, problem

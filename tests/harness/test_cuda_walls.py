@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import cuda_walls
+from kernelpro.harness.isolation import cuda_walls
 
 
 def test_cpu_workers_and_unisolated_ones_carry_nothing():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelpro.harness.energy import EnergyUnavailable, measure_energy, unavailable
+from kernelpro.harness.timing.energy import EnergyUnavailable, measure_energy, unavailable
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")

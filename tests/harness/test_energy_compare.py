@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from kernelpro.harness.energy import EnergyReading, cap_reasons
-from kernelpro.harness.energy_compare import compare, paired_ratio
+from kernelpro.harness.timing.energy import EnergyReading, cap_reasons
+from kernelpro.harness.timing.energy_compare import compare, paired_ratio
 
 
 def _reading(joules: float, seconds_per_call: float, capped: list[str] | None = None) -> EnergyReading:

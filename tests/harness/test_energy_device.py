@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelpro.harness.energy import nvml_index
+from kernelpro.harness.timing.energy import nvml_index
 
 
 def test_a_lanes_cuda_device_zero_is_the_physical_gpu_it_was_given(monkeypatch):

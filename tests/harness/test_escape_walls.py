@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelpro.harness.isolation_landlock import landlock_abi
-from kernelpro.harness.isolation_probe import isolation_checks
-from kernelpro.harness.isolation_toolchain import foreign_program, toolchain_executables
+from kernelpro.harness.isolation.landlock import landlock_abi
+from kernelpro.harness.isolation.probe import isolation_checks
+from kernelpro.harness.isolation.toolchain import foreign_program, toolchain_executables
 from kernelpro.harness.judge import judge
 from tests.conftest import candidate, problem
 from tests.harness.test_sandbox_walls import PROBE, CountingServer, judged_past_static_checks, needs

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kernelpro.harness.judge import classify, judge, make_job
-from kernelpro.harness.sandbox import run_worker
+from kernelpro.harness.worker.sandbox import run_worker
 from tests.conftest import candidate, problem
 
 # (candidate, problem, expected reason, timing needed)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from kernelpro.harness.judge import judge
-from kernelpro.harness.stats import Z95
+from kernelpro.harness.timing.stats import Z95
 from tests.conftest import candidate, problem
 
 HONEST = [

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kernelpro.harness.isolation_toolchain import foreign_program, toolchain_executables
+from kernelpro.harness.isolation.toolchain import foreign_program, toolchain_executables
 
 PYTHON = os.path.realpath(sys.executable)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from kernelpro.harness.worker_dirs import worker_root
+from kernelpro.harness.worker.dirs import worker_root
 
 ROOT = Path(__file__).resolve().parents[2]
 

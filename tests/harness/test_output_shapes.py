@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import dynamic_guards as dyn
-from kernelpro.harness import precision
-from kernelpro.harness.compare import (
+from kernelpro.harness.guards import dynamic as dyn
+from kernelpro.harness.guards import precision
+from kernelpro.harness.guards.compare import (
     POISON_BYTE,
     Agreement,
     Mismatch,
@@ -21,8 +21,8 @@ from kernelpro.harness.compare import (
     fingerprint,
     poisoned_elements,
 )
-from kernelpro.harness.memory_floor import compulsory_bytes
-from kernelpro.harness.output_checks import OutputHistory, shared_storage
+from kernelpro.harness.guards.memory_floor import compulsory_bytes
+from kernelpro.harness.guards.output_checks import OutputHistory, shared_storage
 
 TOL = HarnessSettings().tolerances
 

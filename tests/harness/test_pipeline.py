@@ -7,7 +7,7 @@ import pytest
 
 from kernelpro.harness.judge import judge_many, make_job
 from kernelpro.harness.pipeline import Pipeline, lane_devices
-from kernelpro.harness.worker_handle import LongLivedWorker
+from kernelpro.harness.worker.handle import LongLivedWorker
 from tests.conftest import candidate, problem
 from tests.harness.verdicts import EXPECTED_ON_CPU, NEEDS_GPU, all_candidates, problem_of
 

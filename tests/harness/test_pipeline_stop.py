@@ -10,7 +10,7 @@ import time
 import pytest
 
 from kernelpro.harness.pipeline import JudgingStopped, Pipeline
-from kernelpro.harness.worker_dirs import worker_root
+from kernelpro.harness.worker.dirs import worker_root
 from tests.conftest import candidate, problem
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness.precision import judge_precision, oracle_outputs
+from kernelpro.harness.guards.precision import judge_precision, oracle_outputs
 
 
 def softmax_case():

@@ -9,10 +9,10 @@ import pytest
 
 from kernelpro.harness.jobs import make_job
 from kernelpro.harness.judge import judge
-from kernelpro.harness.referee_run import run_referee, start_referee, with_referee
-from kernelpro.harness.referee_timing import Outside, timer_check
+from kernelpro.harness.referee.run import run_referee, start_referee, with_referee
+from kernelpro.harness.referee.timing import Outside, timer_check
 from kernelpro.harness.result import EvalResult
-from kernelpro.harness.scorecards import kernelbench_score
+from kernelpro.harness.timing.scorecards import kernelbench_score
 from kernelpro.problem import parse_problem
 from tests.conftest import DATA, candidate, problem
 

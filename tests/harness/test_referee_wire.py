@@ -11,7 +11,7 @@ import threading
 import pytest
 import torch
 
-from kernelpro.harness import referee_wire as wire
+from kernelpro.harness.referee import wire
 
 
 @pytest.fixture

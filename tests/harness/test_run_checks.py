@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness import kernel_checks, memory_floor, problem_checks
-from kernelpro.harness.call_trace import parse_trace
-from kernelpro.harness.handler_probe import HandlerProbe
-from kernelpro.harness.launch_ledger import LEDGER, LaunchLedger
-from kernelpro.harness.output_checks import OutputHistory
+from kernelpro.harness.guards import kernel_checks, memory_floor, problem_checks
+from kernelpro.harness.guards.call_trace import parse_trace
+from kernelpro.harness.guards.handler_probe import HandlerProbe
+from kernelpro.harness.guards.launch_ledger import LEDGER, LaunchLedger
+from kernelpro.harness.guards.output_checks import OutputHistory
 
 HANDLERS = '''import torch
 

@@ -12,11 +12,11 @@ import threading
 
 import pytest
 
-from kernelpro.harness.isolation_probe import probe_worker_isolation
+from kernelpro.harness.isolation.probe import probe_worker_isolation
 from kernelpro.harness.jobs import protected_paths
 from kernelpro.harness.judge import classify, judge, make_job
-from kernelpro.harness.sandbox import run_worker
-from kernelpro.harness.worker_handle import LongLivedWorker
+from kernelpro.harness.worker.handle import LongLivedWorker
+from kernelpro.harness.worker.sandbox import run_worker
 from tests.conftest import candidate, problem
 from tests.support import session_home
 

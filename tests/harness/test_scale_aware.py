@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness.compare import Agreement, Mismatch, atol_at_scale, compare_outputs
+from kernelpro.harness.guards.compare import Agreement, Mismatch, atol_at_scale, compare_outputs
+from kernelpro.harness.guards.problem_checks import check_reference
 from kernelpro.harness.judge import judge
-from kernelpro.harness.problem_checks import check_reference
 from tests.conftest import candidate, problem
 
 TOL = HarnessSettings().tolerances

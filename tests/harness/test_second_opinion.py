@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from kernelpro.harness.result import TIMING_DISAGREEMENT, EvalResult, GuardFinding, SecondOpinion
-from kernelpro.harness.second_opinion import ask
-from kernelpro.harness.second_opinion_stats import bootstrap_ci95, call, disagrees, ratio_of_medians, settle
+from kernelpro.harness.timing.second_opinion import ask
+from kernelpro.harness.timing.second_opinion_stats import bootstrap_ci95, call, disagrees, ratio_of_medians, settle
 from tests.conftest import candidate, problem
 from tests.harness.test_sandbox_walls import needs
 

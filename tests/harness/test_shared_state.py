@@ -1,5 +1,5 @@
 """What the candidate shares with the reference and the comparison in the worker's interpreter: torch's flags,
-hooks, operator kernels and namespaces (``torch_state``, ``integrity``), the judge's own numbers
+hooks, operator kernels and namespaces (``guards.torch_state``, ``integrity``), the judge's own numbers
 (``judge_values``), and the inputs' seeds (``input_draws``)."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kernelpro.harness import integrity
+from kernelpro.harness.guards import integrity
+from kernelpro.harness.guards.torch_state import TorchState
 from kernelpro.harness.input_draws import reseed_from_os
 from kernelpro.harness.judge import judge, make_job
 from kernelpro.harness.judge_values import FrozenMap, TamperedValue, frozen_noise, judge_limits, widest_noise
-from kernelpro.harness.torch_state import TorchState
 from tests.conftest import candidate, problem
 
 

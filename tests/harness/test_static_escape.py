@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelpro.harness.static_guards import scan_source
+from kernelpro.harness.guards.static import scan_source
 
 
 def reasons(source: str) -> set[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelpro.harness.static_guards import scan_source
+from kernelpro.harness.guards.static import scan_source
 from tests.conftest import DATA, candidate
 
 
@@ -128,6 +128,6 @@ def test_every_kernel_backend_is_allowed(name):
 
 def test_the_runtimes_public_names_are_what_candidates_may_import():
     import kernelpro.runtime
-    from kernelpro.harness.static_rules import RUNTIME_PUBLIC
+    from kernelpro.harness.guards.static_rules import RUNTIME_PUBLIC
 
     assert set(kernelpro.runtime.__all__) == RUNTIME_PUBLIC

@@ -9,7 +9,14 @@ import warnings
 import numpy as np
 import pytest
 
-from kernelpro.harness.stats import Z95, estimate_speedup, speed_call, speedup_interval, speedup_text, with_job_spread
+from kernelpro.harness.timing.stats import (
+    Z95,
+    estimate_speedup,
+    speed_call,
+    speedup_interval,
+    speedup_text,
+    with_job_spread,
+)
 
 
 def _noisy(rng: random.Random, median_ms: float, n: int, spread: float = 0.1) -> list[float]:

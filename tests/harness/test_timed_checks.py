@@ -8,9 +8,9 @@ from __future__ import annotations
 import torch
 
 from kernelpro.config import Settings
-from kernelpro.harness.compare import Agreement, Mismatch, compare_outputs, fingerprint
+from kernelpro.harness.guards.compare import Agreement, Mismatch, compare_outputs, fingerprint
+from kernelpro.harness.guards.timed_checks import SampledPositions, TimedCallChecks
 from kernelpro.harness.judge import judge
-from kernelpro.harness.timed_checks import SampledPositions, TimedCallChecks
 from tests.conftest import candidate, problem
 
 TOLERANCES = Settings().harness.tolerances

@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from kernelpro.config import HarnessSettings
-from kernelpro.harness.clocks import CpuClock
-from kernelpro.harness.sandbox import PACKAGE_ROOT, worker_environment
-from kernelpro.harness.timing import (
+from kernelpro.harness.timing.clocks import CpuClock
+from kernelpro.harness.timing.rounds import (
     clone_inputs,
     refill_inputs,
     run_timing,
@@ -19,6 +18,7 @@ from kernelpro.harness.timing import (
     summarise,
     time_models,
 )
+from kernelpro.harness.worker.sandbox import PACKAGE_ROOT, worker_environment
 
 
 class _ScriptedClock(CpuClock):

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from kernelpro.harness.isolation_probe import isolation_checks
-from kernelpro.harness.isolation_worker import OWN_ROOT
+from kernelpro.harness.isolation.probe import isolation_checks
+from kernelpro.harness.isolation.worker_walls import OWN_ROOT
 from kernelpro.harness.jobs import protected_paths
 from kernelpro.harness.judge import judge
-from kernelpro.harness.sandbox import PACKAGE_ROOT, worker_environment
-from kernelpro.harness.worker_dirs import PRIVATE_DIRS, worker_root
+from kernelpro.harness.worker.dirs import PRIVATE_DIRS, worker_root
+from kernelpro.harness.worker.sandbox import PACKAGE_ROOT, worker_environment
 from tests.conftest import candidate, problem
 from tests.harness.test_sandbox_walls import judged_past_static_checks, needs
 

@@ -10,7 +10,7 @@ import weakref
 import pytest
 import torch
 
-from kernelpro.harness import worker_state
+from kernelpro.harness.worker import state as worker_state
 
 
 @pytest.fixture(autouse=True)

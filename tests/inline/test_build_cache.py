@@ -16,7 +16,7 @@ from kernelpro.harness.inline_build.cache import InlineCache
 from kernelpro.harness.inline_build.errors import condense_build_log
 from kernelpro.harness.inline_build.spec import bind_arguments, spec_from_arguments, spec_key
 from kernelpro.harness.inline_build.static import find_calls
-from kernelpro.harness.sandbox import worker_environment
+from kernelpro.harness.worker.sandbox import worker_environment
 from tests.inline.extensions import BROKEN_SOURCE, C_API_SOURCE, candidate
 
 
@@ -109,7 +109,7 @@ def test_a_broken_leftover_entry_is_replaced_whole(tmp_path):
 def test_a_build_failing_in_the_worker_is_a_condensed_compile_error(tmp_path, environment, monkeypatch):
     """A call the judge could not read, whose sources do not build: the import fails with the condensed log, and
     the loader makes it a compile error (not an import error with torch's whole ninja output)."""
-    from kernelpro.harness.loader import Verdict, load_candidate
+    from kernelpro.harness.worker.loader import Verdict, load_candidate
     from tests.inline.extensions import runtime_candidate
 
     worker_side.install()

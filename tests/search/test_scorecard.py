@@ -7,7 +7,7 @@ import pytest
 
 from kernelpro.config import Settings
 from kernelpro.harness.result import BELOW_MEMORY_FLOOR, GuardFinding, SecondOpinion
-from kernelpro.harness.scorecards import KernelBenchScore
+from kernelpro.harness.timing.scorecards import KernelBenchScore
 from kernelpro.search.tree import VariantTree
 from tests.conftest import problem
 from tests.search.test_objective import verdict

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from kernelpro.harness.stats import Measured
+from kernelpro.harness.timing.stats import Measured
 from kernelpro.suite.score_intervals import fast_p_range, geomean_interval
 from kernelpro.suite.scores import suite_scores
 from tests.suite.helpers import ledger_with, run_summary

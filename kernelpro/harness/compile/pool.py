@@ -27,7 +27,7 @@ from kernelpro.harness.compile.cache import CompileCache, compile_cached, reques
 from kernelpro.harness.compile.dispatch import compile_source
 from kernelpro.harness.compile.result import CompileRequest, CompileResult, failed
 from kernelpro.harness.compile.toolchain import Toolchain, detect
-from kernelpro.harness.isolation import hide_this_process
+from kernelpro.harness.isolation.walls import hide_this_process
 
 MAX_POOL_ROUNDS = 3
 

@@ -133,7 +133,7 @@ BUILD_NICENESS = 10  # the compilers yield the CPU to the judging lanes' workers
 
 
 def main() -> None:
-    from kernelpro.harness.isolation import isolate_worker
+    from kernelpro.harness.isolation.walls import isolate_worker
 
     os.nice(BUILD_NICENESS)  # inherited by ninja, nvcc and the host compiler
     job = json.loads(sys.stdin.read())

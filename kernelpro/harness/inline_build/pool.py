@@ -23,7 +23,7 @@ from typing import Literal
 
 from kernelpro.config import CompileSettings
 from kernelpro.harness.inline_build.spec import InlineSpec
-from kernelpro.harness.sandbox import worker_environment
+from kernelpro.harness.worker.sandbox import worker_environment
 
 
 @dataclass

