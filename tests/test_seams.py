@@ -1,6 +1,6 @@
-"""The seams chosen by name (``kernelpro.seams``): a search policy, a judge and a gate registered at run time are
-accepted by the settings and the command line and used by real CPU runs; an unknown name is refused with the
-choices listed, wherever it is given."""
+"""The seams chosen by name (``kernelpro.seams``): a search policy, a judge, a gate and a suite backend registered at
+run time are accepted by the settings and the command line and used by real CPU runs; an unknown name is refused
+with the choices listed, wherever it is given."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from kernelpro.harness.ports import Proposal
 from kernelpro.problem import Problem
 from kernelpro.registry import UnknownName
 from kernelpro.runs.files import RunFiles
-from kernelpro.seams import GATES, JUDGES, SEARCH_POLICIES
+from kernelpro.seams import GATES, JUDGES, SEARCH_POLICIES, SUITE_BACKENDS
 from kernelpro.search.policies import build_policy
 from kernelpro.search.policy import Expansion
 from kernelpro.search.tree import VariantTree
@@ -70,17 +70,42 @@ class FirstOnly:
         return [proposals[0].variant_id]
 
 
+class CountingLanes:
+    """This machine's lanes (the local backend), counting the problems started on them."""
+
+    name = "counting_lanes"
+    started: list[str] = []
+
+    def __init__(self, address, device: str, settings) -> None:
+        from kernelpro.suite.local import local_backend
+
+        self.inner = local_backend(address, device, settings)
+        self.lanes = self.inner.lanes
+
+    def start(self, spec, lane) -> None:
+        CountingLanes.started.append(spec.key)
+        self.inner.start(spec, lane)
+
+    def wait(self, timeout_s: float) -> list:
+        return self.inner.wait(timeout_s)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 @pytest.fixture
 def toys():
     """The three toys registered for one test (one line each), and gone after it."""
     SEARCH_POLICIES.register("root_only", lambda settings: RootOnly())
     JUDGES.register("counting", CountingJudge)
     GATES.register("first_only", lambda settings, gpu, meter=None: FirstOnly())
-    CountingJudge.batches, FirstOnly.batches = [], []
+    SUITE_BACKENDS.register("counting_lanes", CountingLanes)
+    CountingJudge.batches, FirstOnly.batches, CountingLanes.started = [], [], []
     yield
     SEARCH_POLICIES.unregister("root_only")
     JUDGES.unregister("counting")
     GATES.unregister("first_only")
+    SUITE_BACKENDS.unregister("counting_lanes")
 
 
 @pytest.fixture
@@ -105,6 +130,21 @@ def test_a_registered_policy_and_judge_run_kernelpro_optimize(toys, clean_env, t
     assert sum(CountingJudge.batches) == 2  # every candidate went through the registered judge
     logged = [json.loads(line) for line in open(summary["results"]) if "final_of" not in line]
     assert len(logged) == 2 and all(e["origin"].startswith("recipe:") and e["status"] == "ok" for e in logged)
+
+
+def test_a_registered_suite_backend_runs_the_suites_problems(toys, clean_env, tmp_path, monkeypatch):
+    from kernelpro.cli import app
+
+    source = tmp_path / "problems"
+    source.mkdir()
+    (source / "scale_relu.py").write_text((DATA / "problems" / "scale_relu.py").read_text())
+    monkeypatch.setenv("KERNELPRO_SUITE__BACKEND", "counting_lanes")  # the settings accept the registered one
+    monkeypatch.setenv("KERNELPRO_SUITE__BASELINES", '["eager"]')
+    result = CliRunner().invoke(app, ["suite", "run", str(source), "--device", "cpu", "--max-iters", "1",
+                                      "--no-memory", "--runs-dir", str(tmp_path / "suites"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert CountingLanes.started == ["scale_relu"]  # the problem ran on the registered backend's lanes
+    assert json.loads(result.stdout.strip().splitlines()[-1])["problems"] == 1
 
 
 def test_a_registered_gate_is_the_runs_gate(toys, settings, tmp_path):
@@ -149,6 +189,8 @@ def test_unknown_names_are_refused_with_the_choices(toys, clean_env):
         load_settings(harness={"backend": "remote"})
     with pytest.raises(SettingsError, match="unknown gate 'oracle'; choose one of off, select, selective, first_only"):
         load_settings(forecast={"gate": "oracle"})
+    with pytest.raises(SettingsError, match="unknown suite backend 'slurm'; choose one of local, ray, counting_lanes"):
+        load_settings(suite={"backend": "slurm"})
     with pytest.raises(SettingsError, match="class_prior counts the classes of judged rows"):
         load_settings(forecast={"forecaster": "class_prior"})
     with pytest.raises(UnknownName, match=f"unknown search policy 'best'; choose one of {choices}"):

@@ -36,13 +36,14 @@ suite_app = typer.Typer(help="Overnight runs over many problems: KernelBench's f
 
 
 def _backend(config, settings, device: str):
-    """The suite backend by name (``kernelpro.seams.SUITE_BACKENDS``): Ray's where the suite has a Ray address,
-    this machine's lanes otherwise."""
+    """The suite backend by name (``kernelpro.seams.SUITE_BACKENDS``): ``suite.backend`` where set, else Ray's
+    where the suite has a Ray address and this machine's lanes otherwise."""
     from kernelpro.seams import SUITE_BACKENDS
     from kernelpro.suite.ray_backend import RayUnavailable
 
+    name = settings.suite.backend or ("ray" if config.ray else "local")
     try:
-        return SUITE_BACKENDS.build("ray" if config.ray else "local", config.ray, device, settings)
+        return SUITE_BACKENDS.build(name, config.ray, device, settings)
     except RayUnavailable as error:
         fail(str(error))
 

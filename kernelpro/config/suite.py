@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
+
+from kernelpro.config.names import named_in
+from kernelpro.seams import SUITE_BACKENDS
 
 BaselineName = Literal["eager", "compile_default", "compile_max_autotune_no_cudagraphs"]
 
@@ -48,6 +51,10 @@ class SuiteSettings(BaseModel):
     """Which of robust-kbench's filters exclude a task when a SOURCE is a robust-kbench checkout (the
     ``filter_*`` names of its ``filter_results.json``, e.g. ``["filter_output_range", "filter_output_std",
     "filter_output_axes", "filter_input_impact"]`` for the output checks alone). None: every filter."""
+    backend: Annotated[str, named_in(SUITE_BACKENDS)] | None = None
+    """Where a suite's problems run, by name (``kernelpro.seams.SUITE_BACKENDS``): ``local`` (this machine's
+    lanes), ``ray``, or one registered there. None: ``ray`` where ``--ray`` or ``ray_address`` gives an address,
+    else ``local``."""
     ray_address: str | None = None
     """The Ray cluster new suites run on when ``--ray`` is not given: ``auto`` (a running cluster), an address
     (``ray://host:10001``) or ``local`` (start one on this machine). None: this machine's own lanes."""
