@@ -9,7 +9,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from kernelpro.harness.timing.scorecards import KernelBenchScore
-from kernelpro.harness.timing.stats import speed_call
 
 # What torch says when CUDA's allocator cannot serve a request (``torch.OutOfMemoryError``).
 OUT_OF_GPU_MEMORY = re.compile(r"CUDA out of memory|OutOfMemoryError")
@@ -233,6 +232,8 @@ class EvalResult(BaseModel):
         if self.kernelbench is None:
             return None
         low, high = self.kernelbench.speedup_ci95
+        from kernelpro.harness.timing.stats import speed_call  # numpy: not before a worker's walls
+
         return speed_call(self.kernelbench.speedup, low, high, min_effect)
 
     def faster_under(self, scorecard: str, min_effect: float) -> bool:

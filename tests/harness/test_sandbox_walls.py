@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import secrets
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -289,3 +291,15 @@ def test_the_judge_is_undumpable_once_it_judges(tmp_path):
     proc = subprocess.run([sys.executable, "-c", UNDUMPABLE], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120, env=session_home.environment(PYTHONPATH=str(root)))
     assert proc.stdout.split() == ["1", "0"], proc.stderr[-2000:]
+
+
+def test_a_worker_is_one_thread_when_it_walls_itself_in():
+    """unshare(CLONE_NEWUSER) refuses a process with a second thread (EINVAL), and numpy's or torch's import
+    starts one: what the workers import before ``isolate`` (their entry modules and the walls' own) must leave
+    them one thread, or no worker gets a user namespace and a machine that allows them reads as one that does not."""
+    probe = ("import os, sys\n"
+             "import kernelpro.harness.worker.persistent, kernelpro.harness.worker.process\n"
+             "from kernelpro.harness.isolation import tripwires, walls, worker_walls\n"
+             "print(len(os.listdir('/proc/self/task')), sorted({'numpy', 'torch'} & set(sys.modules)))\n")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert (found.returncode, found.stdout.strip()) == (0, "1 []"), found.stderr

@@ -79,13 +79,15 @@ def hide_this_process() -> bool:
     return False
 
 
-def enter_namespaces(protections: Protections) -> bool:
+def enter_namespaces(protections: Protections, without_user_namespace: str = "") -> bool:
     """New user, network and mount namespaces for this (single-threaded) process, the user mapped to itself,
     and a PID namespace for its children where a /proc of its own can be mounted there. Returns whether the PID
-    namespace was made: then the caller must fork (``_become_init``)."""
+    namespace was made: then the caller must fork (``_become_init``). ``without_user_namespace``: why this process
+    makes none (the others then need CAP_SYS_ADMIN)."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0:
+    together = not without_user_namespace and libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) == 0
+    if together:
         try:
             _write("/proc/self/setgroups", "deny")
             _write("/proc/self/uid_map", f"{uid} {uid} 1")
@@ -95,7 +97,8 @@ def enter_namespaces(protections: Protections) -> bool:
         else:
             protections.applied.append("user namespace")
     else:
-        protections.missing["user namespace"] = f"unshare(CLONE_NEWUSER) failed: {_error()}{USERNS_HINT}"
+        protections.missing["user namespace"] = without_user_namespace or \
+            f"unshare(CLONE_NEWUSER) failed: {_error()}{USERNS_HINT}"
         # Without a user namespace these need CAP_SYS_ADMIN (a worker run as root has it).
         if libc.unshare(CLONE_NEWNET | CLONE_NEWNS) != 0:
             protections.missing["network namespace"] = f"unshare(CLONE_NEWNET) failed: {_error()}"
@@ -186,12 +189,13 @@ LANDLOCK_BREAKS_CUDA = "not applied to CUDA workers: the CUDA driver fails to in
 
 
 def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[str] | None = None,
-                   confine: bool = False, sockets_later: bool = False) -> Protections:
+                   confine: bool = False, sockets_later: bool = False, without_user_namespace: str = "") -> Protections:
     """Every wall this machine allows around the calling process; call it before any thread or candidate code.
     ``landlock=False`` leaves Landlock out (see ``LANDLOCK_BREAKS_CUDA``); ``protected`` directories become
     read-only inside it and its capabilities are dropped (``isolation.mounts``). ``confine`` (a worker that runs
     candidates) adds the walls of ``isolation.worker_walls``: a root of its own with its working directory the only
-    one it may write, only the toolchain to run, and no Unix socket."""
+    one it may write, only the toolchain to run, and no Unix socket. ``without_user_namespace``: why it makes no
+    user namespace (``enter_namespaces``)."""
     protections = Protections()
     if not enabled:
         protections.missing["all"] = "harness.isolate is off"
@@ -199,7 +203,7 @@ def isolate_worker(enabled: bool = True, landlock: bool = True, protected: list[
     if not sys.platform.startswith("linux"):
         protections.missing["all"] = f"namespaces and Landlock are Linux's ({sys.platform})"
         return protections
-    if enter_namespaces(protections):
+    if enter_namespaces(protections, without_user_namespace):
         _become_init(protections)
     if confine:
         from kernelpro.harness.isolation.worker_walls import confine_worker

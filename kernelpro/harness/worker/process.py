@@ -51,8 +51,11 @@ def isolate(job: dict[str, Any]) -> dict[str, Any]:
 
     on_gpu = str(job.get("device", "")).startswith("cuda")
     confine = not on_gpu or bool(job.get("cuda_confine"))  # a CUDA worker: where CUDA starts behind them (cuda_walls)
+    # The user namespace too: the confined CUDA probe starts CUDA inside one, so where it failed, that is unproven
+    without = "" if confine else "a CUDA worker makes one only where CUDA started behind the walls here (cuda_walls)"
     protections = isolate_worker(job["harness"].get("isolate", True), landlock=not on_gpu,
-                                 protected=job.get("protected_paths"), confine=confine, sockets_later=on_gpu)
+                                 protected=job.get("protected_paths"), confine=confine, sockets_later=on_gpu,
+                                 without_user_namespace=without)
     if on_gpu and not confine and job.get("cuda_confine_why"):
         protections.missing["own root"] = protections.missing[NO_UNIX_SOCKETS] = job["cuda_confine_why"]
     tripwires.arm()
